@@ -1,0 +1,1 @@
+"""The conductor: the only process that owns the database."""

@@ -1,0 +1,17 @@
+"""Cyborg's configuration: one module per option group, registered on CONF."""
+
+from oslo_config import cfg
+
+from cyborg.conf import agent
+from cyborg.conf import api
+from cyborg.conf import conductor
+from cyborg.conf import database
+from cyborg.conf import default
+from cyborg.conf import drivers
+
+CONF = cfg.CONF
+
+# NOTE(conf): order does not matter, but every group registers itself here
+# and nowhere else, so importing a module never changes CONF behind our back.
+for _module in (default, api, agent, conductor, database, drivers):
+    _module.register_opts(CONF)

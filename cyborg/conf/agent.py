@@ -1,0 +1,36 @@
+"""Options of the [agent] group: discovery and reporting on compute hosts."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('agent', title='Agent options')
+
+opts = [
+    cfg.ListOpt(
+        'enabled_drivers',
+        default=['fake_driver'],
+        help='Accelerator drivers the agent loads, by their entry point name '
+             'in the cyborg.accelerator.driver namespace (for example '
+             'fake_driver, pci_driver, nvidia_gpu_driver). An unknown name '
+             'stops the agent at start.'),
+    cfg.IntOpt(
+        'report_interval',
+        default=60,
+        min=1,
+        help='Seconds between two discovery passes of the agent. Each pass '
+             'reports to the conductor; a pass that finds nothing new costs '
+             'only a heartbeat.'),
+    cfg.StrOpt(
+        'sysfs_root',
+        default='/sys',
+        help='Root of the sysfs tree drivers read devices from. Tests and '
+             'simulations point it at a fixture tree.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

@@ -1,0 +1,50 @@
+"""Options of the [api] group: the REST service."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('api', title='REST API options')
+
+opts = [
+    cfg.HostAddressOpt(
+        'host_ip',
+        default='127.0.0.1',
+        help='Address the cyborg-api and cyborg-all-in-one HTTP server '
+             'listens on. Use 0.0.0.0 to listen on every interface.'),
+    cfg.PortOpt(
+        'port',
+        default=6666,
+        help='TCP port the HTTP server listens on.'),
+    cfg.StrOpt(
+        'auth_strategy',
+        default='keystone',
+        choices=[('keystone', 'Validate tokens with keystonemiddleware.'),
+                 ('noauth', 'No authentication: the request context is '
+                            'built from the identity headers as sent. For '
+                            'the embedded default and tests only.')],
+        help='How API requests are authenticated.'),
+    cfg.URIOpt(
+        'public_endpoint',
+        help='Public URL of the API, used in the links of responses. When '
+             'unset, links are built from the URL the request came in on. '
+             'Set it when Cyborg runs behind a proxy that rewrites URLs.'),
+    cfg.IntOpt(
+        'workers',
+        default=1,
+        min=1,
+        help='Number of threads the built-in HTTP server uses to answer '
+             'requests concurrently.'),
+    cfg.BoolOpt(
+        'enable_proxy_headers_parsing',
+        default=False,
+        help='Trust the X-Forwarded-* headers of a TLS-terminating proxy '
+             'when building URLs (http_proxy_to_wsgi).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

@@ -1,0 +1,39 @@
+"""Options of the [conductor] group: the database owner."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('conductor', title='Conductor options')
+
+opts = [
+    cfg.StrOpt(
+        'topic',
+        default='cyborg-conductor',
+        help='RPC topic the conductors listen on. Every conductor of a '
+             'deployment must use the same topic.'),
+    cfg.IntOpt(
+        'workers',
+        default=64,
+        min=1,
+        help='Maximum number of RPC requests one conductor handles at '
+             'the same time.'),
+    cfg.IntOpt(
+        'service_down_time',
+        default=180,
+        min=1,
+        help='Seconds after its last report when a service is considered '
+             'down. Keep it above twice [agent] report_interval.'),
+    cfg.IntOpt(
+        'heartbeat_interval',
+        default=30,
+        min=1,
+        help='Seconds between two liveness records of a conductor.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

@@ -1,0 +1,19 @@
+"""The explicit list of Cyborg's options, for oslo-config-generator."""
+
+from cyborg.conf import agent
+from cyborg.conf import api
+from cyborg.conf import conductor
+from cyborg.conf import database
+from cyborg.conf import default
+from cyborg.conf import drivers
+
+_MODULES = (default, api, agent, conductor, database, drivers)
+
+
+def list_opts():
+    """Return [(group, [opts])] as oslo.config's generator expects."""
+    merged = {}
+    for module in _MODULES:
+        for group, opts in module.list_opts().items():
+            merged.setdefault(group, []).extend(opts)
+    return [(group, opts) for group, opts in merged.items()]

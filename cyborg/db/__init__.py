@@ -1,0 +1,1 @@
+"""Cyborg's database layer; only the conductor (and admin tools) import it."""

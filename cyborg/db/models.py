@@ -1,0 +1,236 @@
+"""SQLAlchemy models of Cyborg's tables; alembic migrations must match them."""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Base(orm.DeclarativeBase):
+    """Declarative base; every table has an integer id and timestamps."""
+
+    id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, primary_key=True, autoincrement=True)
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, default=_utcnow, nullable=True)
+    updated_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime, onupdate=_utcnow, nullable=True)
+
+    def as_dict(self):
+        return {c.name: getattr(self, c.key)
+                for c in self.__table__.columns}
+
+
+# NOTE(db): MySQL needs utf8mb4 and InnoDB for foreign keys and full unicode;
+# other backends ignore these keywords.
+_TABLE_ARGS = {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4'}
+
+
+class Device(Base):
+    """A physical accelerator card found on one host."""
+
+    __tablename__ = 'devices'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_devices0uuid'),
+        sa.Index('devices_hostname_idx', 'hostname'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    type: orm.Mapped[str] = orm.mapped_column(sa.String(30), nullable=False)
+    vendor: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                                nullable=False)
+    model: orm.Mapped[str] = orm.mapped_column(sa.String(255), nullable=False)
+    std_board_info: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    vendor_board_info: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    hostname: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                                  nullable=False)
+    status: orm.Mapped[str] = orm.mapped_column(sa.String(30),
+                                                nullable=False)
+    driver_name: orm.Mapped[str | None] = orm.mapped_column(sa.String(100))
+
+    deployables: orm.Mapped[list['Deployable']] = orm.relationship(
+        back_populates='device', cascade='all, delete-orphan',
+        passive_deletes=True)
+    controlpath_ids: orm.Mapped[list['ControlpathID']] = orm.relationship(
+        back_populates='device', cascade='all, delete-orphan',
+        passive_deletes=True)
+
+
+class ControlpathID(Base):
+    """How the host reaches a device for management (its PF's address)."""
+
+    __tablename__ = 'controlpath_ids'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_controlpath_ids0uuid'),
+        sa.Index('controlpath_ids_device_id_idx', 'device_id'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    device_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('devices.id', ondelete='CASCADE'), nullable=False)
+    cpid_type: orm.Mapped[str] = orm.mapped_column(sa.String(30),
+                                                   nullable=False)
+    cpid_info: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                                   nullable=False)
+
+    device: orm.Mapped[Device] = orm.relationship(
+        back_populates='controlpath_ids')
+
+
+class Deployable(Base):
+    """A unit a tenant can be given part of: one Placement provider."""
+
+    __tablename__ = 'deployables'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_deployables0uuid'),
+        sa.UniqueConstraint('name', name='uniq_deployables0name'),
+        sa.Index('deployables_device_id_idx', 'device_id'),
+        sa.Index('deployables_rp_uuid_idx', 'rp_uuid'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    parent_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'))
+    root_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'))
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(255), nullable=False)
+    num_accelerators: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, nullable=False)
+    device_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('devices.id', ondelete='CASCADE'), nullable=False)
+    driver_name: orm.Mapped[str | None] = orm.mapped_column(sa.String(100))
+    rp_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    bitstream_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+
+    device: orm.Mapped[Device] = orm.relationship(
+        back_populates='deployables')
+    attributes: orm.Mapped[list['Attribute']] = orm.relationship(
+        back_populates='deployable', cascade='all, delete-orphan',
+        passive_deletes=True, order_by='Attribute.id')
+    attach_handles: orm.Mapped[list['AttachHandle']] = orm.relationship(
+        back_populates='deployable', cascade='all, delete-orphan',
+        passive_deletes=True, order_by='AttachHandle.id')
+
+
+class Attribute(Base):
+    """A key/value fact about a deployable (resource class, traits...)."""
+
+    __tablename__ = 'attributes'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_attributes0uuid'),
+        sa.UniqueConstraint('deployable_id', 'key',
+                            name='uniq_attributes0deployable_id0key'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    deployable_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'), nullable=False)
+    key: orm.Mapped[str] = orm.mapped_column(sa.String(255), nullable=False)
+    value: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                               nullable=False)
+
+    deployable: orm.Mapped[Deployable] = orm.relationship(
+        back_populates='attributes')
+
+
+class AttachHandle(Base):
+    """What Nova attaches to an instance: a PCI function or an mdev."""
+
+    __tablename__ = 'attach_handles'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_attach_handles0uuid'),
+        sa.Index('attach_handles_deployable_id_idx', 'deployable_id'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    deployable_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'), nullable=False)
+    cpid_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('controlpath_ids.id', ondelete='CASCADE'),
+        nullable=False)
+    attach_type: orm.Mapped[str] = orm.mapped_column(sa.String(30),
+                                                     nullable=False)
+    attach_info: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                                     nullable=False)
+    in_use: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, nullable=False, default=False)
+
+    deployable: orm.Mapped[Deployable] = orm.relationship(
+        back_populates='attach_handles')
+
+
+class DeviceProfile(Base):
+    """A named request for accelerators, as Nova flavors reference them."""
+
+    __tablename__ = 'device_profiles'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_device_profiles0uuid'),
+        sa.UniqueConstraint('name', name='uniq_device_profiles0name'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(255), nullable=False)
+    description: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    profile_json: orm.Mapped[str] = orm.mapped_column(sa.Text,
+                                                      nullable=False)
+
+
+class AcceleratorRequest(Base):
+    """One accelerator of one device-profile group, bound to an instance."""
+
+    __tablename__ = 'accelerator_requests'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_accelerator_requests0uuid'),
+        sa.Index('accelerator_requests_instance_uuid_idx', 'instance_uuid'),
+        sa.Index('accelerator_requests_project_id_idx', 'project_id'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    state: orm.Mapped[str] = orm.mapped_column(sa.String(30), nullable=False)
+    device_profile_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('device_profiles.id'), nullable=False)
+    device_profile_group_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, nullable=False)
+    hostname: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    device_rp_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    instance_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    project_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    attach_handle_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('attach_handles.id', ondelete='SET NULL'))
+    deployable_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('deployables.id', ondelete='SET NULL'))
+
+
+class Service(Base):
+    """Liveness of one Cyborg process (conductor or agent) on one host."""
+
+    __tablename__ = 'services'
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'binary', name='uniq_services0host0binary'),
+        _TABLE_ARGS,
+    )
+
+    host: orm.Mapped[str] = orm.mapped_column(sa.String(255), nullable=False)
+    binary: orm.Mapped[str] = orm.mapped_column(sa.String(64),
+                                                nullable=False)
+    topic: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    version: orm.Mapped[str | None] = orm.mapped_column(sa.String(64))
+    report_count: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, nullable=False, default=0)
+    last_seen_up: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime)
+    disabled: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, nullable=False, default=False)
+    disabled_reason: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))

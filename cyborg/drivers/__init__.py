@@ -1,0 +1,4 @@
+"""Accelerator drivers, loaded by the agent from the cyborg.accelerator.driver
+entry point namespace."""
+
+NAMESPACE = 'cyborg.accelerator.driver'

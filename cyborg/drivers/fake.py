@@ -1,0 +1,59 @@
+"""A driver that reports simulated FPGA devices without any hardware."""
+
+import re
+
+from oslo_config import cfg
+
+from cyborg.drivers import base
+from cyborg.drivers import report
+
+CONF = cfg.CONF
+
+_UNSAFE = re.compile(r'[^A-Za-z0-9_-]')
+
+
+class FakeDriver(base.AcceleratorDriver):
+    """Reports ``[fake_driver] device_count`` FPGA cards with TEST_PCI handles.
+
+    The first card matches upstream's fake device (vendor 0xABCD at
+    0000:0c:00.0, deployable ``<host>_FakeDevice``, resource class FPGA,
+    trait CUSTOM_FAKE_DEVICE), so tooling written against it keeps working.
+    """
+
+    name = 'fake'
+
+    def discover(self, host):
+        prefix = _UNSAFE.sub('_', host)
+        per_device = CONF.fake_driver.accelerators_per_device
+        devices = []
+        for index in range(CONF.fake_driver.device_count):
+            bus = '%02x' % (0x0c + index)
+            address = {'domain': '0000', 'bus': bus, 'device': '00',
+                       'function': '0'}
+            suffix = '' if index == 0 else str(index)
+            handles = [
+                report.AttachHandle(
+                    attach_type='TEST_PCI',
+                    attach_info={'domain': '0000', 'bus': bus,
+                                 'device': '%02x' % (slot // 8),
+                                 'function': str(slot % 8)})
+                for slot in range(per_device)]
+            deployable = report.Deployable(
+                name='%s_FakeDevice%s' % (prefix, suffix),
+                num_accelerators=per_device,
+                resource_class='FPGA',
+                traits=['CUSTOM_FAKE_DEVICE'],
+                attach_handles=handles,
+                driver_name=self.name)
+            devices.append(report.Device(
+                type='FPGA',
+                vendor='0xABCD',
+                model='Fake FPGA',
+                controlpath=report.ControlPath(cpid_type='PCI',
+                                               cpid_info=address),
+                std_board_info={'device_id': '0xabcd',
+                                'class': 'Fake class'},
+                vendor_board_info={'vendor_info': 'fake_vendor_info'},
+                deployables=[deployable],
+                driver_name=self.name))
+        return devices

@@ -1,0 +1,102 @@
+"""Plain data a driver's discover() returns, and its wire form for RPC.
+
+Drivers return these objects; they never touch the database or RPC. The agent
+sends ``HostReport.to_primitive()`` to the conductor, which rebuilds it with
+``HostReport.from_primitive()``.
+"""
+
+import dataclasses
+import json
+
+
+@dataclasses.dataclass
+class AttachHandle:
+    """One thing Nova can attach to an instance."""
+
+    attach_type: str
+    attach_info: dict
+    in_use: bool = False
+
+    @property
+    def key(self):
+        """Identity of the handle within its deployable."""
+        return json.dumps(self.attach_info, sort_keys=True)
+
+
+@dataclasses.dataclass
+class Deployable:
+    """An assignable unit: one Placement provider with one resource class."""
+
+    name: str
+    num_accelerators: int
+    resource_class: str
+    traits: list = dataclasses.field(default_factory=list)
+    attach_handles: list = dataclasses.field(default_factory=list)
+    driver_name: str | None = None
+
+    def attributes(self):
+        """The attribute rows as upstream names them: rc, trait0..N."""
+        attrs = {'rc': self.resource_class}
+        for index, trait in enumerate(sorted(self.traits)):
+            attrs['trait%d' % index] = trait
+        return attrs
+
+
+@dataclasses.dataclass
+class ControlPath:
+    """How the host manages the device: its PF's PCI address."""
+
+    cpid_type: str
+    cpid_info: dict
+
+    @property
+    def key(self):
+        return json.dumps(self.cpid_info, sort_keys=True)
+
+
+@dataclasses.dataclass
+class Device:
+    """A physical accelerator card and what it offers."""
+
+    type: str
+    vendor: str
+    model: str
+    controlpath: ControlPath
+    std_board_info: dict = dataclasses.field(default_factory=dict)
+    vendor_board_info: dict = dataclasses.field(default_factory=dict)
+    deployables: list = dataclasses.field(default_factory=list)
+    driver_name: str | None = None
+
+
+@dataclasses.dataclass
+class HostReport:
+    """Everything one agent found on its host in one discovery pass."""
+
+    host: str
+    devices: list = dataclasses.field(default_factory=list)
+
+    def to_primitive(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_primitive(cls, data):
+        devices = []
+        for dev in data.get('devices', []):
+            deployables = [
+                Deployable(
+                    name=dep['name'],
+                    num_accelerators=int(dep['num_accelerators']),
+                    resource_class=dep['resource_class'],
+                    traits=list(dep.get('traits', [])),
+                    attach_handles=[AttachHandle(**h)
+                                    for h in dep.get('attach_handles', [])],
+                    driver_name=dep.get('driver_name'))
+                for dep in dev.get('deployables', [])]
+            devices.append(Device(
+                type=dev['type'], vendor=dev['vendor'], model=dev['model'],
+                controlpath=ControlPath(**dev['controlpath']),
+                std_board_info=dict(dev.get('std_board_info') or {}),
+                vendor_board_info=dict(dev.get('vendor_board_info') or {}),
+                deployables=deployables,
+                driver_name=dev.get('driver_name')))
+        return cls(host=data['host'], devices=devices)

@@ -1,0 +1,139 @@
+"""Cyborg's one exception hierarchy; HTTP codes are assigned in api/errors.py.
+
+Every exception carries a message template filled from keyword arguments, so
+what a user reads is written here once and never built by string pasting at
+the raise site.
+"""
+
+
+class CyborgException(Exception):
+    """Base of every error Cyborg raises on purpose."""
+
+    msg_fmt = 'An unknown error occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                # NOTE(errors): a wrong template must not hide the real error.
+                message = self.msg_fmt
+        self.message = str(message)
+        super().__init__(self.message)
+
+    def __str__(self):
+        return self.message
+
+
+# --- The families the API maps to HTTP status codes. -------------------------
+
+class Invalid(CyborgException):
+    msg_fmt = 'Invalid input: %(reason)s'
+
+
+class NotFound(CyborgException):
+    msg_fmt = 'Resource could not be found.'
+
+
+class Conflict(CyborgException):
+    msg_fmt = 'Conflict: %(reason)s'
+
+
+class Forbidden(CyborgException):
+    msg_fmt = 'Access was denied to this resource.'
+
+
+class NotAuthorized(CyborgException):
+    msg_fmt = 'Not authorized.'
+
+
+class NotAcceptable(CyborgException):
+    msg_fmt = 'Request not acceptable: %(reason)s'
+
+
+class ServiceUnavailable(CyborgException):
+    msg_fmt = 'Service unavailable: %(reason)s'
+
+
+# --- Specific errors. --------------------------------------------------------
+
+class InvalidMicroversion(NotAcceptable):
+    msg_fmt = ('Version %(version)s is not supported by the API. Minimum is '
+               '%(min_version)s and maximum is %(max_version)s.')
+
+
+class MalformedMicroversion(NotAcceptable):
+    msg_fmt = 'Invalid OpenStack-API-Version header %(value)r: %(reason)s'
+
+
+class InvalidUUID(Invalid):
+    msg_fmt = 'Expected a UUID but received %(uuid)s.'
+
+
+class InvalidParameterValue(Invalid):
+    msg_fmt = '%(err)s'
+
+
+class DeviceNotFound(NotFound):
+    msg_fmt = 'Device %(uuid)s could not be found.'
+
+
+class DeployableNotFound(NotFound):
+    msg_fmt = 'Deployable %(uuid)s could not be found.'
+
+
+class AttributeNotFound(NotFound):
+    msg_fmt = 'Attribute %(uuid)s could not be found.'
+
+
+class ControlpathIDNotFound(NotFound):
+    msg_fmt = 'Control path id %(uuid)s could not be found.'
+
+
+class AttachHandleNotFound(NotFound):
+    msg_fmt = 'Attach handle %(uuid)s could not be found.'
+
+
+class DeviceProfileNotFound(NotFound):
+    msg_fmt = 'Device profile %(uuid)s could not be found.'
+
+
+class ARQNotFound(NotFound):
+    msg_fmt = 'Accelerator request %(uuid)s could not be found.'
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = 'Service %(binary)s on host %(host)s could not be found.'
+
+
+class DuplicateEntry(Conflict):
+    msg_fmt = 'A %(resource)s with %(columns)s %(value)s already exists.'
+
+
+class ObjectActionError(CyborgException):
+    msg_fmt = 'Object action %(action)s failed because: %(reason)s'
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The conductor could not reach its database."""
+
+    msg_fmt = 'The database is unavailable: %(reason)s'
+
+
+# --- Start-up and configuration errors (never reach an API response). -------
+
+class ConfigError(CyborgException):
+    """A configuration value stops the process; the message names the option.
+    """
+
+    msg_fmt = '%(option)s: %(reason)s'
+
+
+class DriverNotFound(ConfigError):
+    msg_fmt = ('[agent] enabled_drivers: unknown driver %(name)r; installed '
+               'drivers are: %(available)s')
+
+
+class DriverError(CyborgException):
+    msg_fmt = 'Driver %(driver)s failed: %(reason)s'

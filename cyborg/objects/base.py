@@ -1,0 +1,130 @@
+"""Base classes of Cyborg's versioned objects and where their data lives.
+
+A remotable method runs in the conductor: in the API and agent processes
+``indirection_api`` is the conductor RPC client, so the call travels there;
+in the conductor, ``dbapi`` is the query namespace of ``cyborg.db.api``,
+which only the conductor sets (objects never import ``cyborg.db``).
+"""
+
+from oslo_versionedobjects import base as ovo_base
+from oslo_versionedobjects import fields as ovo_fields
+
+from cyborg import exception
+
+
+class CyborgObjectRegistry(ovo_base.VersionedObjectRegistry):
+    pass
+
+
+class _NoDatabase:
+    """Stands in for the query namespace outside the conductor."""
+
+    def __getattr__(self, name):
+        raise exception.ObjectActionError(
+            action=name,
+            reason='this process has no database; remotable methods must '
+                   'run in the conductor (is indirection_api set?)')
+
+
+class CyborgObject(ovo_base.VersionedObject):
+    """Base of every Cyborg object."""
+
+    OBJ_SERIAL_NAMESPACE = 'cyborg_object'
+    OBJ_PROJECT_NAMESPACE = 'cyborg'
+
+    dbapi = _NoDatabase()
+
+    def cyborg_obj_get_changes(self):
+        return self.obj_get_changes()
+
+    @classmethod
+    def _from_db_object(cls, obj, db_row, context=None):
+        for name in obj.fields:
+            if name in obj.db_excluded_fields():
+                continue
+            setattr(obj, name, getattr(db_row, name))
+        obj._context = context
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def _from_db_rows(cls, context, rows):
+        return [cls._from_db_object(cls(context), row, context)
+                for row in rows]
+
+    @classmethod
+    def db_excluded_fields(cls):
+        """Fields filled by the object itself rather than copied from a row.
+        """
+        return ()
+
+
+class CyborgObjectListBase(ovo_base.ObjectListBase):
+    pass
+
+
+class CyborgPersistentObject:
+    """Timestamps every stored object has."""
+
+    fields = {
+        'created_at': ovo_fields.DateTimeField(nullable=True),
+        'updated_at': ovo_fields.DateTimeField(nullable=True),
+    }
+
+
+class CyborgObjectSerializer(ovo_base.VersionedObjectSerializer):
+    OBJ_BASE_CLASS = CyborgObject
+
+
+def obj_to_primitive(obj):
+    return obj.obj_to_primitive() if obj is not None else None
+
+
+class CrudMixin:
+    """Remotable get/list/create/save/destroy over one query resource.
+
+    ``_resource`` names the resource in the conductor's query namespace.
+    """
+
+    _resource = None
+
+    @classmethod
+    def _queries(cls):
+        return getattr(cls.dbapi, cls._resource)
+
+    @ovo_base.remotable_classmethod
+    def get(cls, context, uuid):
+        row = cls._queries().get(context, uuid)
+        return cls._from_db_object(cls(context), row, context)
+
+    @ovo_base.remotable_classmethod
+    def get_by_id(cls, context, id_):
+        row = cls._queries().get_by_id(context, id_)
+        return cls._from_db_object(cls(context), row, context)
+
+    @ovo_base.remotable_classmethod
+    def list(cls, context, filters=None, limit=None, marker=None,
+             sort_key='id', sort_dir='asc'):
+        rows = cls._queries().list(context, filters=filters, limit=limit,
+                                   marker=marker, sort_key=sort_key,
+                                   sort_dir=sort_dir)
+        return cls._from_db_rows(context, rows)
+
+    @ovo_base.remotable
+    def create(self):
+        values = self.obj_get_changes()
+        row = self._queries().create(self._context, values)
+        self._from_db_object(self, row, self._context)
+
+    @ovo_base.remotable
+    def save(self):
+        updates = self.obj_get_changes()
+        if not updates:
+            return
+        row = self._queries().update(self._context, self.uuid, updates)
+        self._from_db_object(self, row, self._context)
+
+    @ovo_base.remotable
+    def destroy(self):
+        self._queries().destroy(self._context, self.uuid)
+        self.obj_reset_changes()

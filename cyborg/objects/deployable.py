@@ -1,0 +1,52 @@
+"""Deployable: the assignable part of a device, one Placement provider."""
+
+from oslo_versionedobjects import base as ovo_base
+
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class Deployable(base.CrudMixin, base.CyborgObject,
+                 base.CyborgPersistentObject,
+                 ovo_base.VersionedObjectDictCompat):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    _resource = 'deployables'
+
+    fields = {
+        'id': fields.IntegerField(nullable=False, read_only=True),
+        'uuid': fields.UUIDField(nullable=False),
+        'parent_id': fields.IntegerField(nullable=True),
+        'root_id': fields.IntegerField(nullable=True),
+        'name': fields.StringField(nullable=False),
+        'num_accelerators': fields.IntegerField(nullable=False),
+        'device_id': fields.IntegerField(nullable=False),
+        'driver_name': fields.StringField(nullable=True),
+        'rp_uuid': fields.UUIDField(nullable=True),
+        'bitstream_id': fields.UUIDField(nullable=True),
+        # One single-key dict per attribute, in creation order, as the
+        # upstream API renders them.
+        'attributes_list': fields.ListOfDictOfNullableStringsField(
+            nullable=False, default=[]),
+    }
+
+    @classmethod
+    def db_excluded_fields(cls):
+        return ('attributes_list',)
+
+    @classmethod
+    def _from_db_object(cls, obj, db_row, context=None):
+        super()._from_db_object(obj, db_row, context)
+        obj.attributes_list = [{attr.key: attr.value}
+                               for attr in db_row.attributes]
+        obj.obj_reset_changes(['attributes_list'])
+        return obj
+
+    def obj_get_changes(self):
+        changes = super().obj_get_changes()
+        # NOTE(objects): attributes are rows of their own; they are never
+        # written through the deployable.
+        changes.pop('attributes_list', None)
+        return changes

@@ -1,0 +1,28 @@
+"""Device: a physical accelerator card on one host."""
+
+from oslo_versionedobjects import base as ovo_base
+
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class Device(base.CrudMixin, base.CyborgObject,
+             base.CyborgPersistentObject, ovo_base.VersionedObjectDictCompat):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    _resource = 'devices'
+
+    fields = {
+        'id': fields.IntegerField(nullable=False, read_only=True),
+        'uuid': fields.UUIDField(nullable=False),
+        'type': fields.DeviceTypeField(nullable=False),
+        'vendor': fields.StringField(nullable=False),
+        'model': fields.StringField(nullable=False),
+        'std_board_info': fields.StringField(nullable=True),
+        'vendor_board_info': fields.StringField(nullable=True),
+        'hostname': fields.StringField(nullable=False),
+        'status': fields.DeviceStatusField(nullable=False),
+        'driver_name': fields.StringField(nullable=True),
+    }

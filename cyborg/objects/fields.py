@@ -1,0 +1,40 @@
+"""Field types of Cyborg's objects (oslo.versionedobjects plus enums)."""
+
+from oslo_versionedobjects import fields
+
+from cyborg import states
+
+BooleanField = fields.BooleanField
+DateTimeField = fields.DateTimeField
+DictOfStringsField = fields.DictOfStringsField
+IntegerField = fields.IntegerField
+ListOfDictOfNullableStringsField = fields.ListOfDictOfNullableStringsField
+StringField = fields.StringField
+UUIDField = fields.UUIDField
+
+
+class DeviceStatus(fields.Enum):
+    def __init__(self, **kwargs):
+        super().__init__(valid_values=states.DEVICE_STATES, **kwargs)
+
+
+class DeviceStatusField(fields.BaseEnumField):
+    AUTO_TYPE = DeviceStatus()
+
+
+class DeviceType(fields.Enum):
+    def __init__(self, **kwargs):
+        super().__init__(valid_values=states.DEVICE_TYPES, **kwargs)
+
+
+class DeviceTypeField(fields.BaseEnumField):
+    AUTO_TYPE = DeviceType()
+
+
+class AttachHandleType(fields.Enum):
+    def __init__(self, **kwargs):
+        super().__init__(valid_values=states.ATTACH_HANDLE_TYPES, **kwargs)
+
+
+class AttachHandleTypeField(fields.BaseEnumField):
+    AUTO_TYPE = AttachHandleType()

@@ -1,0 +1,54 @@
+"""Service: liveness of one conductor or agent process."""
+
+import datetime
+
+from oslo_config import cfg
+from oslo_versionedobjects import base as ovo_base
+
+from cyborg.objects import base
+from cyborg.objects import fields
+
+CONF = cfg.CONF
+
+
+@base.CyborgObjectRegistry.register
+class Service(base.CyborgObject, base.CyborgPersistentObject,
+              ovo_base.VersionedObjectDictCompat):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(nullable=False, read_only=True),
+        'host': fields.StringField(nullable=False),
+        'binary': fields.StringField(nullable=False),
+        'topic': fields.StringField(nullable=True),
+        'version': fields.StringField(nullable=True),
+        'report_count': fields.IntegerField(nullable=False),
+        'last_seen_up': fields.DateTimeField(nullable=True),
+        'disabled': fields.BooleanField(nullable=False),
+        'disabled_reason': fields.StringField(nullable=True),
+    }
+
+    @ovo_base.remotable_classmethod
+    def heartbeat(cls, context, host, binary, topic=None, version=None):
+        cls.dbapi.services.heartbeat(context, host, binary, topic=topic,
+                                     version=version)
+
+    @ovo_base.remotable_classmethod
+    def get(cls, context, host, binary):
+        row = cls.dbapi.services.get(context, host, binary)
+        return cls._from_db_object(cls(context), row, context)
+
+    @ovo_base.remotable_classmethod
+    def list(cls, context, binary=None):
+        return cls._from_db_rows(context,
+                                 cls.dbapi.services.list(context, binary))
+
+    @property
+    def is_up(self):
+        """Whether the service reported within [conductor] service_down_time.
+        """
+        if self.last_seen_up is None:
+            return False
+        age = datetime.datetime.now(datetime.timezone.utc) - self.last_seen_up
+        return age.total_seconds() <= CONF.conductor.service_down_time

@@ -1,0 +1,79 @@
+"""oslo.messaging transport, RPC clients and servers (threading executor)."""
+
+from oslo_config import cfg
+import oslo_messaging as messaging
+from oslo_messaging.rpc import dispatcher
+
+from cyborg import context as cyborg_context
+from cyborg.objects import base as objects_base
+
+CONF = cfg.CONF
+
+_TRANSPORT = None
+_NOTIFICATION_TRANSPORT = None
+
+
+def init(conf):
+    """Create the process's transports; safe to call more than once."""
+    global _TRANSPORT, _NOTIFICATION_TRANSPORT
+    if _TRANSPORT is None:
+        _TRANSPORT = messaging.get_rpc_transport(conf)
+    if _NOTIFICATION_TRANSPORT is None:
+        _NOTIFICATION_TRANSPORT = messaging.get_notification_transport(conf)
+
+
+def cleanup():
+    global _TRANSPORT, _NOTIFICATION_TRANSPORT
+    for transport in (_TRANSPORT, _NOTIFICATION_TRANSPORT):
+        if transport is not None:
+            transport.cleanup()
+    _TRANSPORT = _NOTIFICATION_TRANSPORT = None
+
+
+def set_defaults(control_exchange='cyborg'):
+    messaging.set_transport_defaults(control_exchange)
+
+
+class RequestContextSerializer(messaging.Serializer):
+    """Carries the request context and versioned objects over RPC."""
+
+    def __init__(self, base=None):
+        self._base = base
+
+    def serialize_entity(self, context, entity):
+        if not self._base:
+            return entity
+        return self._base.serialize_entity(context, entity)
+
+    def deserialize_entity(self, context, entity):
+        if not self._base:
+            return entity
+        return self._base.deserialize_entity(context, entity)
+
+    def serialize_context(self, context):
+        return context.to_dict()
+
+    def deserialize_context(self, context):
+        return cyborg_context.RequestContext.from_dict(context)
+
+
+def _serializer():
+    return RequestContextSerializer(objects_base.CyborgObjectSerializer())
+
+
+def get_client(target, version_cap=None):
+    if _TRANSPORT is None:
+        raise RuntimeError('cyborg.rpc.init() was not called')
+    return messaging.get_rpc_client(_TRANSPORT, target,
+                                    version_cap=version_cap,
+                                    serializer=_serializer())
+
+
+def get_server(target, endpoints):
+    if _TRANSPORT is None:
+        raise RuntimeError('cyborg.rpc.init() was not called')
+    access_policy = dispatcher.DefaultRPCAccessPolicy
+    return messaging.get_rpc_server(_TRANSPORT, target, endpoints,
+                                    executor='threading',
+                                    serializer=_serializer(),
+                                    access_policy=access_policy)

@@ -1,0 +1,61 @@
+"""State names and the one transition table per state machine."""
+
+# --- Devices ----------------------------------------------------------------
+# NOTE(states): a discovered device starts inactive (Placement reserves all
+# of it) until an operator makes it ready; see DESIGN.md section 3.
+DEVICE_INACTIVE = 'inactive'
+DEVICE_READY = 'ready'
+DEVICE_MAINTAINING = 'maintaining'
+DEVICE_ERROR = 'error'
+DEVICE_LOST = 'lost'
+
+DEVICE_STATES = (DEVICE_INACTIVE, DEVICE_READY, DEVICE_MAINTAINING,
+                 DEVICE_ERROR, DEVICE_LOST)
+
+DEVICE_TRANSITIONS = {
+    DEVICE_INACTIVE: {DEVICE_READY, DEVICE_MAINTAINING, DEVICE_ERROR,
+                      DEVICE_LOST},
+    DEVICE_READY: {DEVICE_MAINTAINING, DEVICE_ERROR, DEVICE_LOST,
+                   DEVICE_INACTIVE},
+    DEVICE_MAINTAINING: {DEVICE_READY, DEVICE_ERROR, DEVICE_LOST,
+                         DEVICE_INACTIVE},
+    DEVICE_ERROR: {DEVICE_READY, DEVICE_MAINTAINING, DEVICE_LOST,
+                   DEVICE_INACTIVE},
+    DEVICE_LOST: {DEVICE_INACTIVE, DEVICE_READY, DEVICE_MAINTAINING,
+                  DEVICE_ERROR},
+}
+
+# --- Accelerator requests ---------------------------------------------------
+ARQ_INITIAL = 'Initial'
+ARQ_BIND_STARTED = 'BindStarted'
+ARQ_BOUND = 'Bound'
+ARQ_UNBOUND = 'Unbound'
+ARQ_BIND_FAILED = 'BindFailed'
+ARQ_UNBIND_FAILED = 'UnbindFailed'
+ARQ_DELETING = 'Deleting'
+
+ARQ_STATES = (ARQ_INITIAL, ARQ_BIND_STARTED, ARQ_BOUND, ARQ_UNBOUND,
+              ARQ_BIND_FAILED, ARQ_UNBIND_FAILED, ARQ_DELETING)
+
+# Target state -> states it may be entered from (compare-and-swap updates
+# use this as their WHERE state IN (...) clause).
+ARQ_TRANSITIONS = {
+    ARQ_BIND_STARTED: {ARQ_INITIAL, ARQ_UNBOUND},
+    ARQ_BOUND: {ARQ_BIND_STARTED},
+    ARQ_UNBOUND: {ARQ_INITIAL, ARQ_BIND_STARTED, ARQ_BOUND,
+                  ARQ_BIND_FAILED, ARQ_UNBIND_FAILED},
+    ARQ_BIND_FAILED: {ARQ_BIND_STARTED, ARQ_BOUND},
+    ARQ_UNBIND_FAILED: {ARQ_BOUND, ARQ_BIND_FAILED, ARQ_BIND_STARTED},
+    ARQ_DELETING: set(ARQ_STATES) - {ARQ_UNBIND_FAILED},
+}
+
+# States in which Nova considers the binding settled.
+ARQ_RESOLVED = frozenset({ARQ_BOUND, ARQ_BIND_FAILED, ARQ_DELETING})
+
+# --- Attach handle and control path types -----------------------------------
+ATTACH_HANDLE_TYPES = ('PCI', 'MDEV', 'TEST_PCI')
+CONTROLPATH_TYPES = ('PCI',)
+
+# --- Device types -------------------------------------------------------------
+DEVICE_TYPES = ('GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD', 'MDEV', 'PCI',
+                'NVME')
