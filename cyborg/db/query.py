@@ -74,13 +74,8 @@ class Resource:
         values.setdefault('uuid', uuidutils.generate_uuid())
         row = self.model(**values)
         context.session.add(row)
-        try:
-            context.session.flush()
-        except db_exc.DBDuplicateEntry as exc:
-            raise exception.DuplicateEntry(
-                resource=self.name, columns=', '.join(exc.columns or []),
-                value=exc.value or '') from exc
-        return row
+        self._flush(context)
+        return self._reload(context, row)
 
     @main.writer
     def update(self, context, uuid, values):
@@ -91,12 +86,22 @@ class Resource:
             raise self.not_found(uuid=uuid)
         for key, value in values.items():
             setattr(row, key, value)
+        self._flush(context)
+        return self._reload(context, row)
+
+    def _flush(self, context):
         try:
             context.session.flush()
         except db_exc.DBDuplicateEntry as exc:
             raise exception.DuplicateEntry(
                 resource=self.name, columns=', '.join(exc.columns or []),
                 value=exc.value or '') from exc
+
+    def _reload(self, context, row):
+        # NOTE(db): callers read the row after the session closes, so the
+        # eager relationships must be loaded before it does.
+        if self.eager:
+            context.session.refresh(row, [rel.key for rel in self.eager])
         return row
 
     @main.writer
