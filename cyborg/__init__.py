@@ -1,1 +1,15 @@
 """Cyborg: accelerator management for OpenStack clouds."""
+
+import warnings
+
+# NOTE(threading): futurist probes for eventlet at import time, which makes
+# eventlet print a deprecation banner although nothing here uses it.
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
+
+from oslo_service import backend as _backend  # noqa: E402
+
+# NOTE(threading): every Cyborg process runs on native threads. The backend
+# must be chosen before oslo.messaging imports oslo_service.service, which
+# resolves its components on import; doing it here covers the console
+# scripts, the WSGI module and the tests alike.
+_backend.init_backend(_backend.BackendType.THREADING)

@@ -75,6 +75,19 @@ class InvalidParameterValue(Invalid):
     msg_fmt = '%(err)s'
 
 
+class UnknownQueryParameter(Invalid):
+    msg_fmt = ('Unknown query parameter(s): %(names)s. Supported: '
+               '%(supported)s.')
+
+
+class InvalidLegacyFilter(Invalid):
+    msg_fmt = 'Invalid filters.field/filters.value pair: %(reason)s'
+
+
+class PolicyNotAuthorized(Forbidden):
+    msg_fmt = 'Policy does not allow %(action)s to be performed.'
+
+
 class DeviceNotFound(NotFound):
     msg_fmt = 'Device %(uuid)s could not be found.'
 

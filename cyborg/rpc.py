@@ -34,6 +34,14 @@ def set_defaults(control_exchange='cyborg'):
     messaging.set_transport_defaults(control_exchange)
 
 
+def register_opts(conf):
+    """Register [DEFAULT] transport_url now rather than on first use."""
+    # NOTE(rpc): oslo.messaging registers its transport options when a URL
+    # is first parsed; the embedded default and the tests override them
+    # before any transport exists.
+    messaging.TransportURL.parse(conf)
+
+
 class RequestContextSerializer(messaging.Serializer):
     """Carries the request context and versioned objects over RPC."""
 

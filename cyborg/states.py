@@ -56,6 +56,6 @@ ARQ_RESOLVED = frozenset({ARQ_BOUND, ARQ_BIND_FAILED, ARQ_DELETING})
 ATTACH_HANDLE_TYPES = ('PCI', 'MDEV', 'TEST_PCI')
 CONTROLPATH_TYPES = ('PCI',)
 
-# --- Device types -------------------------------------------------------------
+# --- Device types ---------------------------------------------------------
 DEVICE_TYPES = ('GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD', 'MDEV', 'PCI',
                 'NVME')

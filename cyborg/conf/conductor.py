@@ -11,12 +11,6 @@ opts = [
         help='RPC topic the conductors listen on. Every conductor of a '
              'deployment must use the same topic.'),
     cfg.IntOpt(
-        'workers',
-        default=64,
-        min=1,
-        help='Maximum number of RPC requests one conductor handles at '
-             'the same time.'),
-    cfg.IntOpt(
         'service_down_time',
         default=180,
         min=1,

@@ -4,13 +4,13 @@ Objects call ``dbapi.<resource>.<verb>(context, ...)``; resources with only
 create/read/update/delete share ``query.Resource``, the others have a module.
 """
 
-from oslo_db import exception as db_exc
+from oslo_config import cfg
+import sqlalchemy as sa
 
+from cyborg import exception
 from cyborg.db import models
 from cyborg.db import query
 from cyborg.db import services  # noqa: F401 (part of the namespace)
-from cyborg.db.session import get_engine
-from cyborg import exception
 
 devices = query.Resource(models.Device, exception.DeviceNotFound)
 deployables = query.Resource(models.Deployable, exception.DeployableNotFound,
@@ -26,16 +26,24 @@ accelerator_requests = query.Resource(models.AcceleratorRequest,
                                       exception.ARQNotFound)
 
 
-def check_connection():
+def check_connection(url=None):
     """Open one connection so that a bad [database] connection stops the
     process at start with one line that names the option."""
+    # NOTE(db): a throwaway engine, because enginefacade's own retries
+    # (max_retries x retry_interval) would hide the error for minutes.
+    url = url or cfg.CONF.database.connection
     try:
-        with get_engine().connect():
-            pass
-    except (db_exc.DBError, Exception) as exc:  # noqa: B014
+        engine = sa.create_engine(url)
+        try:
+            with engine.connect():
+                pass
+        finally:
+            engine.dispose()
+    except Exception as exc:  # noqa: BLE001 - each driver raises its own
         raise exception.ConfigError(
             option='[database] connection',
-            reason='cannot connect to the database: %s' % _first_line(exc))
+            reason='cannot connect to the database: %s' % _first_line(exc)
+        ) from exc
 
 
 def _first_line(exc):

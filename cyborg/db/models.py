@@ -166,6 +166,7 @@ class AttachHandle(Base):
 
     deployable: orm.Mapped[Deployable] = orm.relationship(
         back_populates='attach_handles')
+    controlpath: orm.Mapped[ControlpathID] = orm.relationship()
 
 
 class DeviceProfile(Base):
@@ -217,7 +218,8 @@ class Service(Base):
 
     __tablename__ = 'services'
     __table_args__ = (
-        sa.UniqueConstraint('host', 'binary', name='uniq_services0host0binary'),
+        sa.UniqueConstraint('host', 'binary',
+                            name='uniq_services0host0binary'),
         _TABLE_ARGS,
     )
 

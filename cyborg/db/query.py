@@ -6,8 +6,8 @@ from oslo_db.sqlalchemy import utils as db_utils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from cyborg.db.session import main
 from cyborg import exception
+from cyborg.db.session import main
 
 
 class Resource:

@@ -5,9 +5,9 @@ import datetime
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
+from cyborg import exception
 from cyborg.db import models
 from cyborg.db.session import main
-from cyborg import exception
 
 
 def _now():

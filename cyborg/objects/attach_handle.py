@@ -16,7 +16,7 @@ class AttachHandle(base.CrudMixin, base.CyborgObject,
     _resource = 'attach_handles'
 
     fields = {
-        'id': fields.IntegerField(nullable=False, read_only=True),
+        'id': fields.IntegerField(nullable=False),
         'uuid': fields.UUIDField(nullable=False),
         'deployable_id': fields.IntegerField(nullable=False),
         'cpid_id': fields.IntegerField(nullable=False),

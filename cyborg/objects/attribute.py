@@ -16,7 +16,7 @@ class Attribute(base.CrudMixin, base.CyborgObject,
     _resource = 'attributes'
 
     fields = {
-        'id': fields.IntegerField(nullable=False, read_only=True),
+        'id': fields.IntegerField(nullable=False),
         'uuid': fields.UUIDField(nullable=False),
         'deployable_id': fields.IntegerField(nullable=False),
         'key': fields.StringField(nullable=False),

@@ -16,7 +16,7 @@ class ControlpathID(base.CrudMixin, base.CyborgObject,
     _resource = 'controlpath_ids'
 
     fields = {
-        'id': fields.IntegerField(nullable=False, read_only=True),
+        'id': fields.IntegerField(nullable=False),
         'uuid': fields.UUIDField(nullable=False),
         'device_id': fields.IntegerField(nullable=False),
         'cpid_type': fields.StringField(nullable=False),

@@ -16,7 +16,7 @@ class Deployable(base.CrudMixin, base.CyborgObject,
     _resource = 'deployables'
 
     fields = {
-        'id': fields.IntegerField(nullable=False, read_only=True),
+        'id': fields.IntegerField(nullable=False),
         'uuid': fields.UUIDField(nullable=False),
         'parent_id': fields.IntegerField(nullable=True),
         'root_id': fields.IntegerField(nullable=True),

@@ -15,7 +15,7 @@ class Device(base.CrudMixin, base.CyborgObject,
     _resource = 'devices'
 
     fields = {
-        'id': fields.IntegerField(nullable=False, read_only=True),
+        'id': fields.IntegerField(nullable=False),
         'uuid': fields.UUIDField(nullable=False),
         'type': fields.DeviceTypeField(nullable=False),
         'vendor': fields.StringField(nullable=False),

@@ -10,7 +10,14 @@ class ConductorIndirectionAPI(ovo_base.VersionedObjectIndirectionAPI):
 
     def __init__(self):
         super().__init__()
-        self._conductor = conductor_rpcapi.ConductorAPI()
+        self._client = None
+
+    @property
+    def _conductor(self):
+        # NOTE(objects): built on first use, once the RPC transport exists.
+        if self._client is None:
+            self._client = conductor_rpcapi.ConductorAPI()
+        return self._client
 
     def object_action(self, context, objinst, objmethod, args, kwargs):
         return self._conductor.object_action(context, objinst, objmethod,

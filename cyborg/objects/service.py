@@ -18,7 +18,7 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
     VERSION = '1.0'
 
     fields = {
-        'id': fields.IntegerField(nullable=False, read_only=True),
+        'id': fields.IntegerField(nullable=False),
         'host': fields.StringField(nullable=False),
         'binary': fields.StringField(nullable=False),
         'topic': fields.StringField(nullable=True),

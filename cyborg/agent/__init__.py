@@ -1,0 +1,1 @@
+"""The agent: discovers accelerators on its compute host and reports them."""

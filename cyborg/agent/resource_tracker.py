@@ -1,0 +1,70 @@
+"""Loads the enabled drivers and turns their discoveries into one report."""
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from stevedore import extension
+from stevedore import named
+
+from cyborg import drivers
+from cyborg import exception
+from cyborg.drivers import report
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+
+def available_drivers():
+    """Names of every driver installed in the entry point namespace."""
+    return sorted(extension.ExtensionManager(drivers.NAMESPACE).names())
+
+
+def load_drivers(names):
+    """Build each named driver; an unknown or broken one stops the agent."""
+
+    def missing(missing_names):
+        raise exception.DriverNotFound(
+            name=sorted(missing_names)[0],
+            available=', '.join(available_drivers()) or 'none')
+
+    def failed(_manager, entrypoint, exc):
+        raise exception.ConfigError(
+            option='[agent] enabled_drivers',
+            reason='driver %r could not be loaded: %s' % (entrypoint.name,
+                                                          exc))
+
+    if not names:
+        return {}
+    manager = named.NamedExtensionManager(
+        drivers.NAMESPACE, names=list(names), invoke_on_load=True,
+        name_order=True, on_missing_entrypoints_callback=missing,
+        on_load_failure_callback=failed)
+    return {ext.name: ext.obj for ext in manager.extensions}
+
+
+class ResourceTracker:
+    """Runs discovery on every enabled driver of this host."""
+
+    def __init__(self, host, driver_names=None):
+        self.host = host
+        names = (CONF.agent.enabled_drivers if driver_names is None
+                 else driver_names)
+        self.drivers = load_drivers(names)
+
+    def discover(self):
+        """One discovery pass over all drivers.
+
+        :returns: ``(HostReport, failed)`` where ``failed`` names the drivers
+            whose discovery raised; their devices are absent from the report
+            and the conductor must keep what it knows of them.
+        """
+        host_report = report.HostReport(host=self.host)
+        failed = []
+        for name, driver in self.drivers.items():
+            try:
+                found = driver.discover(self.host)
+            except Exception:  # noqa: BLE001 - one driver must not stop all
+                LOG.exception('Driver %s failed to discover devices', name)
+                failed.append(driver.name or name)
+                continue
+            host_report.devices.extend(found)
+        return host_report, failed

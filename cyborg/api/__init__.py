@@ -1,0 +1,2 @@
+"""The REST API: a pecan application that reads and writes through objects.
+"""

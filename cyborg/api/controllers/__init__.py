@@ -1,0 +1,1 @@
+"""Pecan controllers: thin handlers from HTTP to objects and back."""

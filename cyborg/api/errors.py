@@ -1,0 +1,182 @@
+"""Exceptions to HTTP status, and the error envelope every error wears.
+
+Clients (python-cyborgclient, Nova) parse ``{"error_message": "<s>"}`` where
+``<s>`` is itself the JSON of a WSME fault: ``faultcode``, ``faultstring``
+and ``debuginfo``. This module is the only place that knows both.
+"""
+
+import json
+
+from oslo_log import log as logging
+import webob
+import webob.exc
+import wsme.exc
+import wsme.types as wtypes
+
+from cyborg import exception
+
+LOG = logging.getLogger(__name__)
+
+JSON = 'application/json'
+GENERIC_MESSAGE = ('The server could not complete the request because of an '
+                   'internal error.')
+
+# NOTE(errors): the one mapping from exception families to HTTP status;
+# the most specific family is listed first. Anything else is a bug: 500.
+STATUS_BY_FAMILY = (
+    (exception.Invalid, 400),
+    (exception.NotAuthorized, 401),
+    (exception.Forbidden, 403),
+    (exception.NotFound, 404),
+    (exception.NotAcceptable, 406),
+    (exception.Conflict, 409),
+    (exception.ServiceUnavailable, 503),
+)
+
+# NOTE(errors): webob's generic explanation of these says nothing useful.
+_BETTER_MESSAGES = {
+    405: 'The method is not allowed for this resource.',
+    406: 'The requested content type is not available; this API speaks '
+         'application/json only.',
+}
+
+
+class Fault(wtypes.Base):
+    """The WSME fault, as the body of a failed call before wrapping."""
+
+    faultcode = wtypes.text
+    faultstring = wtypes.text
+    debuginfo = wtypes.text
+
+    _wsme_attr_order = ('faultcode', 'faultstring', 'debuginfo')
+
+    @classmethod
+    def build(cls, status, message):
+        return cls(faultcode=fault_code(status), faultstring=message,
+                   debuginfo=None)
+
+
+def status_for(exc):
+    """The HTTP status of a Cyborg exception; 500 for anything else."""
+    for family, status in STATUS_BY_FAMILY:
+        if isinstance(exc, family):
+            return status
+    return 500
+
+
+def fault_code(status):
+    return 'Client' if status < 500 else 'Server'
+
+
+def describe(exc):
+    """(status, message safe to show) for an exception being handled.
+
+    Call it from an ``except`` block: a server-side failure is logged here
+    with its traceback, and never described to the client.
+    """
+    if isinstance(exc, exception.CyborgException):
+        status = status_for(exc)
+        if status < 500 or status == 503:
+            return status, exc.message
+    elif isinstance(exc, wsme.exc.ClientSideError):
+        return exc.code, exc.faultstring
+    elif isinstance(exc, webob.exc.WSGIHTTPException) and exc.code < 500:
+        return exc.code, exc.detail or http_message(exc.code)
+    LOG.exception('Unexpected error while handling the request: %s', exc)
+    return 500, GENERIC_MESSAGE
+
+
+def http_message(status):
+    """A sentence for a bare HTTP status some layer produced."""
+    if status in _BETTER_MESSAGES:
+        return _BETTER_MESSAGES[status]
+    known = webob.exc.status_map.get(status)
+    return known.explanation if known else 'HTTP error %s.' % status
+
+
+def envelope(status, message):
+    """The error body as bytes."""
+    fault = {'faultcode': fault_code(status), 'faultstring': message,
+             'debuginfo': None}
+    return json.dumps({'error_message': json.dumps(fault)}).encode('utf-8')
+
+
+def error_response(exc):
+    """A webob response in the envelope for an exception being handled."""
+    status, message = describe(exc)
+    response = webob.Response(status=status, content_type=JSON,
+                              charset=None)
+    response.body = envelope(status, message)
+    return response
+
+
+def _message_from_json(body):
+    """The message of an error body some layer already wrote as JSON."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if 'faultstring' in data:
+        return data['faultstring']
+    error = data.get('error')
+    if isinstance(error, dict):  # keystonemiddleware's 401
+        return error.get('message') or error.get('title')
+    return data.get('description') or data.get('title')  # pecan's JSON
+
+
+def _message_from_text(body):
+    """webob's plain-text error: the status line, then the explanation."""
+    lines = [line.strip() for line in body.splitlines()[1:]]
+    return ' '.join(line for line in lines if line) or None
+
+
+def _is_envelope(body):
+    try:
+        return isinstance(json.loads(body).get('error_message'), str)
+    except (ValueError, AttributeError):
+        return False
+
+
+def rewrap(response):
+    """Put an error response some other layer produced into the envelope."""
+    status = response.status_int
+    body = response.body or b''
+    if response.content_type == JSON and _is_envelope(body):
+        return response
+    message = None
+    if status < 500 or status == 503:
+        if response.content_type == JSON:
+            message = _message_from_json(body)
+        elif response.content_type == 'text/plain':
+            message = _message_from_text(body.decode('utf-8', 'replace'))
+        if not message:
+            message = http_message(status)
+    else:
+        # NOTE(errors): a 5xx body from a lower layer may hold a traceback.
+        LOG.error('Replacing the body of a %s response from a lower layer.',
+                  response.status)
+        message = GENERIC_MESSAGE
+    response.content_type = JSON
+    response.charset = None
+    response.content_encoding = None
+    response.body = envelope(status, str(message))
+    return response
+
+
+class ErrorEnvelopeMiddleware:
+    """Makes every 4xx/5xx response, whoever produced it, an envelope."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        request = webob.Request(environ)
+        try:
+            response = request.get_response(self.application)
+        except Exception as exc:
+            response = error_response(exc)
+        if response.status_int >= 400:
+            response = rewrap(response)
+        return response(environ, start_response)

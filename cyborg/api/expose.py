@@ -1,0 +1,39 @@
+"""The decorator every API handler wears: WSME types, JSON only, our errors.
+"""
+
+import functools
+import inspect
+
+import wsme.api
+from wsmeext import pecan as wsme_pecan
+
+from cyborg.api import errors
+
+
+def expose(*args, **kwargs):
+    """``wsexpose`` that turns exceptions into the right status and fault.
+
+    Arguments are those of ``wsmeext.pecan.wsexpose``: the return type,
+    then the argument types, then options (``body``, ``status_code``...).
+    """
+    kwargs.setdefault('rest_content_types', ('json',))
+
+    def decorate(func):
+        @functools.wraps(func)
+        def guarded(self, *call_args, **call_kwargs):
+            try:
+                return func(self, *call_args, **call_kwargs)
+            except Exception as exc:
+                status, message = errors.describe(exc)
+                # NOTE(errors): returned, not raised, so WSME neither logs
+                # a second traceback nor puts str(exc) in the body.
+                return wsme.api.Response(
+                    errors.Fault.build(status, message), status_code=status,
+                    return_type=errors.Fault)
+
+        # NOTE(expose): WSME and pecan read the handler's arguments with
+        # getfullargspec, which honours __signature__ but not __wrapped__.
+        guarded.__signature__ = inspect.signature(func)
+        return wsme_pecan.wsexpose(*args, **kwargs)(guarded)
+
+    return decorate

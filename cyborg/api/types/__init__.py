@@ -1,0 +1,1 @@
+"""WSME types: what the API accepts and renders, one module per resource."""

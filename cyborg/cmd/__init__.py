@@ -1,0 +1,1 @@
+"""Entry points of Cyborg's console scripts."""

@@ -1,0 +1,28 @@
+"""cyborg-agent: discovers this host's accelerators and reports them."""
+
+import sys
+
+from oslo_config import cfg
+
+from cyborg.agent import manager
+from cyborg.agent import rpcapi
+from cyborg import exception
+from cyborg.objects import base as objects_base
+from cyborg.objects import indirection
+from cyborg import service
+
+CONF = cfg.CONF
+
+
+def main(argv=None):
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    # NOTE(agent): the agent holds no database credentials; every object
+    # method it calls runs in a conductor.
+    objects_base.CyborgObject.indirection_api = (
+        indirection.ConductorIndirectionAPI())
+    try:
+        agent = service.RPCService(manager.AgentManager(CONF.host),
+                                   rpcapi.TOPIC, CONF.host, manager.BINARY)
+        service.run(agent)
+    except exception.ConfigError as exc:
+        service.fail(exc)

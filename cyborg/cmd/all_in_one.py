@@ -1,0 +1,75 @@
+"""cyborg-all-in-one: API, conductor and agent in one process (embedded)."""
+
+import os
+import sys
+
+from oslo_config import cfg
+
+from cyborg.agent import manager as agent_manager
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.api import app as api_app
+from cyborg.conductor import manager as conductor_manager
+from cyborg.db import api as dbapi
+from cyborg.db import migration
+from cyborg import exception
+from cyborg import service
+
+CONF = cfg.CONF
+
+# NOTE(embedded): what makes the embedded default need nothing installed:
+# oslo.messaging's in-process transport and no authentication. A config file
+# may still change everything else (drivers, ports, the database).
+_FORCED = {('DEFAULT', 'transport_url'): 'fake:/'}
+_DEFAULTS = {('api', 'auth_strategy'): 'noauth'}
+
+
+def _default_state_path():
+    base = os.environ.get('XDG_DATA_HOME') or os.path.join(
+        os.path.expanduser('~'), '.local', 'share')
+    return os.path.join(base, 'cyborg')
+
+
+def _configure(argv):
+    CONF.set_default('state_path', _default_state_path())
+    for (group, name), value in _DEFAULTS.items():
+        CONF.set_default(name, value, group=None if group == 'DEFAULT'
+                         else group)
+    service.prepare_service(argv)
+    for (group, name), value in _FORCED.items():
+        CONF.set_override(name, value, group=None if group == 'DEFAULT'
+                          else group)
+    os.makedirs(CONF.state_path, exist_ok=True)
+
+
+def build_services():
+    """The three services of the embedded default, in start order."""
+    dbapi.check_connection()
+    migration.upgrade('head')
+    conductor = service.RPCService(
+        conductor_manager.ConductorManager(CONF.host), CONF.conductor.topic,
+        CONF.host, conductor_manager.BINARY)
+    agent = service.RPCService(
+        agent_manager.AgentManager(CONF.host), agent_rpcapi.TOPIC, CONF.host,
+        agent_manager.BINARY)
+    api = service.WSGIService('cyborg-api', api_app.setup_app(),
+                              CONF.api.host_ip, CONF.api.port,
+                              CONF.api.workers)
+    return conductor, agent, api
+
+
+def main(argv=None):
+    _configure(sys.argv[1:] if argv is None else argv)
+    try:
+        services = build_services()
+        service.run(*services, on_started=lambda: _banner(services[-1]))
+    except exception.ConfigError as exc:
+        service.fail(exc)
+
+
+def _banner(api):
+    print('Cyborg (embedded) is running.\n'
+          '  API:      %s  (try: curl %s/v2/devices)\n'
+          '  State:    %s\n'
+          '  Database: %s\n'
+          'Press Ctrl-C to stop.' % (api.url, api.url, CONF.state_path,
+                                     CONF.database.connection), flush=True)

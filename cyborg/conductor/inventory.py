@@ -1,0 +1,215 @@
+"""Applies agents' inventory reports to the database in one transaction."""
+
+import json
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from cyborg import states
+from cyborg.db import models
+from cyborg.db.session import main
+
+LOG = logging.getLogger(__name__)
+
+
+def _json(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def _load_host(session, host):
+    """All of a host's devices with their children, in five SELECTs."""
+    return session.scalars(
+        sa.select(models.Device)
+        .where(models.Device.hostname == host)
+        .options(
+            orm.selectinload(models.Device.controlpath_ids),
+            orm.selectinload(models.Device.deployables)
+            .selectinload(models.Deployable.attributes),
+            orm.selectinload(models.Device.deployables)
+            .selectinload(models.Deployable.attach_handles))
+    ).all()
+
+
+def _device_key(cpid_type, cpid_info):
+    return (cpid_type, cpid_info)
+
+
+@main.writer
+def apply_report(context, report, failed_drivers=()):
+    """Make the database hold exactly what ``report`` says of its host.
+
+    Devices are matched by control path, deployables by name, attributes by
+    key and attach handles by their info. Devices of drivers that failed this
+    pass are left alone; a vanished device that still has handles in use is
+    kept and marked lost instead of deleted.
+
+    :returns: ``{'devices': [{uuid, controlpath, status}], 'changed': bool}``
+    """
+    session = context.session
+    existing = {}
+    for device in _load_host(session, report.host):
+        for cpid in device.controlpath_ids:
+            existing[_device_key(cpid.cpid_type, cpid.cpid_info)] = device
+    changed = False
+    seen = set()
+    for reported in report.devices:
+        key = _device_key(reported.controlpath.cpid_type,
+                          _json(reported.controlpath.cpid_info))
+        seen.add(key)
+        device = existing.get(key)
+        if device is None:
+            device = _add_device(session, report.host, reported)
+            existing[key] = device
+            changed = True
+        else:
+            changed |= _update_device(session, device, reported)
+    for key, device in existing.items():
+        if key in seen or device.driver_name in failed_drivers:
+            continue
+        changed |= _remove_device(session, device)
+    session.flush()
+    return {
+        'changed': changed,
+        'devices': [{'uuid': d.uuid, 'controlpath': list(k),
+                     'status': d.status}
+                    for k, d in sorted(existing.items())
+                    if sa.inspect(d).persistent],
+    }
+
+
+def _add_device(session, host, reported):
+    device = models.Device(
+        uuid=uuidutils.generate_uuid(), type=reported.type,
+        vendor=reported.vendor, model=reported.model,
+        std_board_info=_json(reported.std_board_info),
+        vendor_board_info=_json(reported.vendor_board_info),
+        hostname=host, status=states.DEVICE_INACTIVE,
+        driver_name=reported.driver_name)
+    cpid = models.ControlpathID(
+        uuid=uuidutils.generate_uuid(),
+        cpid_type=reported.controlpath.cpid_type,
+        cpid_info=_json(reported.controlpath.cpid_info))
+    device.controlpath_ids.append(cpid)
+    session.add(device)
+    for dep in reported.deployables:
+        device.deployables.append(_new_deployable(dep, cpid))
+    LOG.info('Host %s: new %s device %s (%s)', host, reported.type,
+             device.uuid, cpid.cpid_info)
+    return device
+
+
+def _new_deployable(dep, cpid):
+    row = models.Deployable(
+        uuid=uuidutils.generate_uuid(), name=dep.name,
+        num_accelerators=dep.num_accelerators, driver_name=dep.driver_name)
+    for key, value in dep.attributes().items():
+        row.attributes.append(models.Attribute(
+            uuid=uuidutils.generate_uuid(), key=key, value=value))
+    for handle in dep.attach_handles:
+        row.attach_handles.append(_new_handle(handle, cpid))
+    return row
+
+
+def _new_handle(handle, cpid):
+    return models.AttachHandle(
+        uuid=uuidutils.generate_uuid(), attach_type=handle.attach_type,
+        attach_info=_json(handle.attach_info), in_use=handle.in_use,
+        controlpath=cpid)
+
+
+def _set(row, **values):
+    """Assign only what differs; returns whether anything did."""
+    changed = False
+    for name, value in values.items():
+        if getattr(row, name) != value:
+            setattr(row, name, value)
+            changed = True
+    return changed
+
+
+def _update_device(session, device, reported):
+    changed = _set(device, type=reported.type, vendor=reported.vendor,
+                   model=reported.model,
+                   std_board_info=_json(reported.std_board_info),
+                   vendor_board_info=_json(reported.vendor_board_info),
+                   driver_name=reported.driver_name)
+    if device.status == states.DEVICE_LOST:
+        # NOTE(inventory): a lost device that comes back starts over as
+        # inactive; the operator decides when it is ready again.
+        device.status = states.DEVICE_INACTIVE
+        changed = True
+    cpid = device.controlpath_ids[0]
+    by_name = {dep.name: dep for dep in device.deployables}
+    reported_names = set()
+    for dep in reported.deployables:
+        reported_names.add(dep.name)
+        row = by_name.get(dep.name)
+        if row is None:
+            device.deployables.append(_new_deployable(dep, cpid))
+            changed = True
+            continue
+        changed |= _set(row, num_accelerators=dep.num_accelerators,
+                        driver_name=dep.driver_name)
+        changed |= _sync_attributes(row, dep.attributes())
+        changed |= _sync_handles(row, dep.attach_handles, cpid)
+    for name, row in by_name.items():
+        if name not in reported_names and not _in_use(row):
+            device.deployables.remove(row)
+            changed = True
+    return changed
+
+
+def _sync_attributes(row, wanted):
+    changed = False
+    current = {attr.key: attr for attr in row.attributes}
+    for key, value in wanted.items():
+        attr = current.get(key)
+        if attr is None:
+            row.attributes.append(models.Attribute(
+                uuid=uuidutils.generate_uuid(), key=key, value=value))
+            changed = True
+        else:
+            changed |= _set(attr, value=value)
+    for key, attr in current.items():
+        if key not in wanted:
+            row.attributes.remove(attr)
+            changed = True
+    return changed
+
+
+def _sync_handles(row, reported, cpid):
+    changed = False
+    current = {h.attach_info: h for h in row.attach_handles}
+    wanted = {_json(h.attach_info): h for h in reported}
+    for info, handle in wanted.items():
+        existing = current.get(info)
+        if existing is None:
+            row.attach_handles.append(_new_handle(handle, cpid))
+            changed = True
+        else:
+            changed |= _set(existing, attach_type=handle.attach_type)
+    for info, existing in current.items():
+        if info not in wanted and not existing.in_use:
+            row.attach_handles.remove(existing)
+            changed = True
+    return changed
+
+
+def _in_use(deployable):
+    return any(h.in_use for h in deployable.attach_handles)
+
+
+def _remove_device(session, device):
+    if any(_in_use(dep) for dep in device.deployables):
+        if device.status == states.DEVICE_LOST:
+            return False
+        LOG.warning('Device %s on %s disappeared while in use; marking it '
+                    'lost', device.uuid, device.hostname)
+        device.status = states.DEVICE_LOST
+        return True
+    LOG.info('Device %s on %s disappeared; removing it', device.uuid,
+             device.hostname)
+    session.delete(device)
+    return True

@@ -1,0 +1,104 @@
+"""Conductor RPC endpoints: object indirection, agent reports, liveness."""
+
+from oslo_config import cfg
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg import version
+from cyborg.conductor import inventory
+from cyborg.db import api as dbapi
+from cyborg.drivers import report as driver_report
+from cyborg.objects import base as objects_base
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+BINARY = 'cyborg-conductor'
+
+
+def bind_objects_to_database():
+    """Make remotable object methods in this process run on the database."""
+    objects_base.CyborgObject.dbapi = dbapi
+    objects_base.CyborgObject.indirection_api = None
+
+
+class ConductorManager:
+    """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
+
+    target = messaging.Target(version='1.0')
+
+    def __init__(self, host):
+        self.host = host
+        bind_objects_to_database()
+
+    def init_host(self):
+        dbapi.check_connection()
+        self._heartbeat()
+
+    def periodic_tasks(self):
+        return [(CONF.conductor.heartbeat_interval, self._heartbeat)]
+
+    def _heartbeat(self):
+        dbapi.services.heartbeat(cyborg_context.get_admin_context(),
+                                 self.host, BINARY, topic=CONF.conductor.topic,
+                                 version=version.version_string())
+
+    # --- Object indirection ---------------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def object_class_action_versions(self, context, objname, objmethod,
+                                     object_versions, args, kwargs):
+        objclass = objects_base.CyborgObject.obj_class_from_name(
+            objname, object_versions[objname])
+        result = getattr(objclass, objmethod)(context, *args, **kwargs)
+        return self._backport(result, object_versions)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def object_action(self, context, objinst, objmethod, args, kwargs):
+        before = objinst.obj_clone()
+        result = getattr(objinst, objmethod)(*args, **kwargs)
+        updates = {}
+        for name, field in objinst.fields.items():
+            if not objinst.obj_attr_is_set(name):
+                continue
+            value = getattr(objinst, name)
+            if (not before.obj_attr_is_set(name) or
+                    getattr(before, name) != value):
+                updates[name] = field.to_primitive(objinst, name, value)
+        updates['obj_what_changed'] = objinst.obj_what_changed()
+        return updates, result
+
+    def object_backport_versions(self, context, objinst, object_versions):
+        target = object_versions[objinst.obj_name()]
+        return objinst.obj_to_primitive(target_version=target,
+                                        version_manifest=object_versions)
+
+    @staticmethod
+    def _backport(result, object_versions):
+        # NOTE(objects): a caller that runs older object versions gets its
+        # own versions back, so rolling upgrades keep working.
+        if isinstance(result, objects_base.CyborgObject):
+            wanted = object_versions.get(result.obj_name())
+            if wanted and wanted != result.VERSION:
+                return result.obj_to_primitive(
+                    target_version=wanted, version_manifest=object_versions)
+        return result
+
+    # --- Agents -----------------------------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def report_data(self, context, host, report):
+        parsed = driver_report.HostReport.from_primitive(report)
+        if parsed.host != host:
+            raise exception.Invalid(
+                reason='report of host %s sent as %s' % (parsed.host, host))
+        result = inventory.apply_report(
+            context, parsed, failed_drivers=report.get('failed_drivers', ()))
+        dbapi.services.heartbeat(context, host, 'cyborg-agent',
+                                 version=report.get('version'))
+        return result
+
+    def heartbeat(self, context, host, binary, version):
+        dbapi.services.heartbeat(context, host, binary, version=version)

@@ -1,0 +1,1 @@
+"""Alembic revisions of Cyborg's database schema, oldest first."""

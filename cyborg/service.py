@@ -1,0 +1,201 @@
+"""Process start-up shared by every Cyborg service, and the RPC service."""
+
+import logging as py_logging
+import signal
+import sys
+import threading
+
+from cheroot import wsgi
+from oslo_config import cfg
+from oslo_log import log as logging
+import oslo_messaging as messaging
+from oslo_service import service
+
+from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
+from cyborg import exception
+from cyborg import objects
+from cyborg import rpc
+from cyborg import version
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+_LOG_DEFAULTS = ['amqp=WARN', 'amqplib=WARN', 'oslo.messaging=INFO',
+                 'oslo_messaging=INFO', 'sqlalchemy=WARN', 'stevedore=WARN',
+                 'urllib3.connectionpool=WARN', 'keystonemiddleware=WARN',
+                 'cheroot=WARN', 'pecan=WARN', 'routes=WARN']
+
+
+def prepare_service(argv=None, default_config_files=None):
+    """Parse configuration and set up logging and RPC defaults."""
+    argv = sys.argv[1:] if argv is None else argv
+    logging.register_options(CONF)
+    logging.set_defaults(default_log_levels=(
+        logging.get_default_log_levels() + _LOG_DEFAULTS))
+    rpc.set_defaults()
+    CONF(argv, project='cyborg', version=version.version_string(),
+         default_config_files=default_config_files)
+    logging.setup(CONF, 'cyborg')
+    rpc.register_opts(CONF)
+    objects.register_all()
+
+
+def fail(exc):
+    """End the process with one line that names what is wrong."""
+    print('ERROR: %s' % exc, file=sys.stderr)
+    py_logging.shutdown()
+    sys.exit(1)
+
+
+class RPCService(service.Service):
+    """Runs one manager's RPC endpoints and periodic work on native threads.
+
+    ``manager`` provides ``target`` (an oslo.messaging Target without topic
+    or server), and optionally ``init_host()``, ``periodic_tasks()`` (a list
+    of ``(interval_seconds, callable)``) and ``del_host()``.
+    """
+
+    def __init__(self, manager, topic, host, binary):
+        super().__init__()
+        self.manager = manager
+        self.topic = topic
+        self.host = host
+        self.binary = binary
+        self.rpcserver = None
+
+    def start(self):
+        super().start()
+        rpc.init(CONF)
+        init_host = getattr(self.manager, 'init_host', None)
+        if init_host is not None:
+            init_host()
+        target = messaging.Target(topic=self.topic, server=self.host,
+                                  version=self.manager.target.version)
+        self.rpcserver = rpc.get_server(target, [self.manager])
+        self.rpcserver.start()
+        for interval, task in getattr(self.manager, 'periodic_tasks',
+                                      lambda: [])():
+            self.tg.add_timer(interval, _guarded(task), initial_delay=0)
+        LOG.info('%(binary)s %(version)s started on host %(host)s, topic '
+                 '%(topic)s', {'binary': self.binary,
+                               'version': version.version_string(),
+                               'host': self.host, 'topic': self.topic})
+
+    def stop(self, graceful=True):
+        # NOTE(service): stop taking new messages first, then let the ones
+        # in flight finish before the periodic tasks and the manager stop.
+        if self.rpcserver is not None:
+            try:
+                self.rpcserver.stop()
+                self.rpcserver.wait()
+            except Exception:  # noqa: BLE001 - shutting down anyway
+                LOG.exception('Error stopping the RPC server of %s',
+                              self.binary)
+        super().stop(graceful=graceful)
+        del_host = getattr(self.manager, 'del_host', None)
+        if del_host is not None:
+            del_host()
+        LOG.info('%s stopped on host %s', self.binary, self.host)
+
+
+def _guarded(task):
+    """Keep a periodic task alive whatever one of its runs raises."""
+
+    def run():
+        try:
+            task()
+        except Exception:  # noqa: BLE001 - logged, next run retries
+            LOG.exception('Periodic task %s failed',
+                          getattr(task, '__name__', task))
+    run.__name__ = getattr(task, '__name__', 'task')
+    return run
+
+
+class WSGIService(service.Service):
+    """Serves a WSGI application with cheroot's thread-pool HTTP server."""
+
+    def __init__(self, name, app, host, port, threads):
+        super().__init__()
+        self.name = name
+        self.server = wsgi.Server((host, port), app, numthreads=threads,
+                                  server_name=name)
+        self._thread = None
+
+    @property
+    def url(self):
+        host, port = self.server.bind_addr[:2]
+        if ':' in host:
+            host = '[%s]' % host
+        return 'http://%s:%s' % (host, port)
+
+    def start(self):
+        super().start()
+        try:
+            self.server.prepare()
+        except OSError as exc:
+            raise exception.ConfigError(
+                option='[api] host_ip/port',
+                reason='cannot listen on %s:%s (%s)' % (
+                    self.server.bind_addr[0], self.server.bind_addr[1],
+                    exc.strerror or exc)) from exc
+        self._thread = threading.Thread(target=self.server.serve,
+                                        name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self, graceful=True):
+        # NOTE(service): cheroot finishes the requests in progress before
+        # stop() returns (up to its shutdown timeout).
+        self.server.stop()
+        super().stop(graceful=graceful)
+
+    def wait(self):
+        if self._thread is not None:
+            self._thread.join()
+
+
+def run(*services, on_started=None):
+    """Run services in this process until SIGTERM or SIGINT.
+
+    Start-up errors propagate to the caller (which prints one line and
+    exits); SIGTERM and SIGINT stop every service gracefully; SIGHUP re-reads
+    the mutable options of the configuration files.
+    """
+    # NOTE(service): oslo.service's forking launcher would restart a worker
+    # whose start fails in a loop and exits at once on SIGINT, so the
+    # services run in the process that checked the configuration.
+    stopping = threading.Event()
+    started = []
+    try:
+        for svc in services:
+            svc.start()
+            started.append(svc)
+    except BaseException:
+        _stop_all(started)
+        raise
+
+    def on_stop(signo, _frame):
+        LOG.info('Caught %s, stopping', signal.Signals(signo).name)
+        stopping.set()
+
+    def on_hup(_signo, _frame):
+        LOG.info('Caught SIGHUP, reloading mutable options')
+        CONF.mutate_config_files()
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGHUP, on_hup)
+    if on_started is not None:
+        on_started()
+    while not stopping.wait(0.5):
+        pass
+    _stop_all(started)
+
+
+def _stop_all(services):
+    for svc in reversed(services):
+        try:
+            svc.stop(graceful=True)
+        except Exception:  # noqa: BLE001 - stop the others anyway
+            LOG.exception('Error stopping %s', svc)
+    for svc in reversed(services):
+        svc.wait()

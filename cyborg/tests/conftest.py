@@ -1,0 +1,73 @@
+"""Fixtures every test may use: configuration, an SQLite database, contexts.
+"""
+
+from oslo_config import cfg
+import pytest
+
+from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
+from cyborg import context as cyborg_context
+from cyborg import objects
+from cyborg import rpc
+
+CONF = cfg.CONF
+
+
+@pytest.fixture(scope='session', autouse=True)
+def _config(tmp_path_factory):
+    """Parse an empty command line once; state goes to a temporary dir."""
+    CONF([], project='cyborg', default_config_files=[])
+    rpc.register_opts(CONF)
+    CONF.set_override('state_path', str(tmp_path_factory.mktemp('state')))
+    objects.register_all()
+    yield
+    CONF.reset()
+
+
+@pytest.fixture(scope='session')
+def _db_engine(tmp_path_factory, _config):
+    # NOTE(tests): enginefacade is process-wide and starts once, so the whole
+    # session shares one SQLite file and each test empties the tables.
+    from cyborg.conductor import manager
+    from cyborg.db import models
+    from cyborg.db import session
+
+    path = tmp_path_factory.mktemp('db') / 'cyborg.sqlite'
+    CONF.set_override('connection', 'sqlite:///%s' % path, group='database')
+    manager.bind_objects_to_database()
+    engine = session.get_engine()
+    models.Base.metadata.create_all(engine)
+    return engine
+
+
+@pytest.fixture
+def db(_db_engine):
+    """An empty database bound to the objects, as in the conductor."""
+    from cyborg.conductor import manager
+    from cyborg.db import models
+
+    manager.bind_objects_to_database()
+    yield _db_engine
+    with _db_engine.begin() as conn:
+        for table in reversed(models.Base.metadata.sorted_tables):
+            conn.execute(table.delete())
+
+
+@pytest.fixture
+def ctx():
+    """An admin request context."""
+    return cyborg_context.get_admin_context()
+
+
+@pytest.fixture
+def override():
+    """Set configuration options for one test: override(name, value, group).
+    """
+    touched = []
+
+    def _set(name, value, group=None):
+        CONF.set_override(name, value, group=group)
+        touched.append((name, group))
+
+    yield _set
+    for name, group in touched:
+        CONF.clear_override(name, group=group)

@@ -1,0 +1,33 @@
+"""Tests of the fake driver and the report wire format."""
+
+from cyborg.drivers import fake
+from cyborg.drivers import report
+
+
+def test_default_matches_upstream_fake_device(override):
+    (dev,) = fake.FakeDriver().discover('compute-1.example')
+    assert (dev.type, dev.vendor) == ('FPGA', '0xABCD')
+    assert dev.controlpath.cpid_info == {'domain': '0000', 'bus': '0c',
+                                         'device': '00', 'function': '0'}
+    (dep,) = dev.deployables
+    assert dep.name == 'compute-1_example_FakeDevice'
+    assert dep.num_accelerators == 16 == len(dep.attach_handles)
+    assert dep.attributes() == {'rc': 'FPGA', 'trait0': 'CUSTOM_FAKE_DEVICE'}
+    assert len({h.key for h in dep.attach_handles}) == 16
+
+
+def test_device_count_is_configurable(override):
+    override('device_count', 3, group='fake_driver')
+    override('accelerators_per_device', 2, group='fake_driver')
+    devices = fake.FakeDriver().discover('h')
+    assert len(devices) == 3
+    assert len({d.controlpath.key for d in devices}) == 3
+    assert len({d.deployables[0].name for d in devices}) == 3
+    assert all(len(d.deployables[0].attach_handles) == 2 for d in devices)
+
+
+def test_report_round_trip(override):
+    override('device_count', 2, group='fake_driver')
+    original = report.HostReport('h', fake.FakeDriver().discover('h'))
+    assert report.HostReport.from_primitive(
+        original.to_primitive()) == original

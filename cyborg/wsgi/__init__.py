@@ -1,0 +1,1 @@
+"""WSGI entry points for uWSGI, mod_wsgi and other WSGI servers."""
