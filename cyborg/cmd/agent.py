@@ -4,12 +4,12 @@ import sys
 
 from oslo_config import cfg
 
+from cyborg import exception
+from cyborg import service
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
-from cyborg import exception
 from cyborg.objects import base as objects_base
 from cyborg.objects import indirection
-from cyborg import service
 
 CONF = cfg.CONF
 

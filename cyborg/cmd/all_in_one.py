@@ -5,14 +5,14 @@ import sys
 
 from oslo_config import cfg
 
+from cyborg import exception
+from cyborg import service
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.api import app as api_app
 from cyborg.conductor import manager as conductor_manager
 from cyborg.db import api as dbapi
 from cyborg.db import migration
-from cyborg import exception
-from cyborg import service
 
 CONF = cfg.CONF
 

@@ -4,9 +4,9 @@ import sys
 
 from oslo_config import cfg
 
-from cyborg.conductor import manager
 from cyborg import exception
 from cyborg import service
+from cyborg.conductor import manager
 
 CONF = cfg.CONF
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from cyborg.agent import resource_tracker
 from cyborg import exception
+from cyborg.agent import resource_tracker
 
 
 def test_installed_drivers_include_fake():

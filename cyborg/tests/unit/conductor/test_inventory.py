@@ -5,11 +5,11 @@ import json
 import pytest
 import sqlalchemy as sa
 
+from cyborg import states
 from cyborg.conductor import inventory
 from cyborg.db import models
 from cyborg.drivers import fake
 from cyborg.drivers import report
-from cyborg import states
 
 
 def _report(host='node1', count=1, per_device=4, override=None):

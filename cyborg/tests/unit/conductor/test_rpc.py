@@ -4,16 +4,16 @@ import time
 
 import pytest
 
+from cyborg import exception
+from cyborg import rpc
+from cyborg import service
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import manager as conductor_manager
-from cyborg import exception
 from cyborg.objects import deployable
 from cyborg.objects import device
 from cyborg.objects import indirection
 from cyborg.objects import service as service_obj
-from cyborg import rpc
-from cyborg import service
 
 
 @pytest.fixture

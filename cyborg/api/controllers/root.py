@@ -1,0 +1,46 @@
+"""The root of the API: the versions document, and routing into /v2."""
+
+import pecan
+from pecan import rest
+
+from cyborg.api.controllers import v2
+from cyborg.api import microversion
+from cyborg.api.types import link
+
+DESCRIPTION = ('Cyborg is the OpenStack project for lifecycle management of '
+               'hardware accelerators, such as GPUs, FPGAs, AI chips, '
+               'security accelerators (e.g. crypto cards), high-speed '
+               'network adapters and storage accelerators.')
+
+
+def version_document(href):
+    """The v2 entry of the versions document."""
+    return {'id': v2.VERSION_ID,
+            'status': 'CURRENT',
+            'min_version': microversion.MIN_VERSION_STRING,
+            'max_version': microversion.MAX_VERSION_STRING,
+            'links': [{'href': href, 'rel': 'self'}]}
+
+
+class RootController(rest.RestController):
+    """``GET /`` lists the API versions; anything else goes to /v2."""
+
+    v2 = v2.V2Controller()
+
+    @pecan.expose(generic=False, template='json',
+                  content_type='application/json')
+    def get(self):
+        version = version_document('%s/%s' % (link.public_url(),
+                                              v2.VERSION_ID))
+        return {'name': 'OpenStack Cyborg API',
+                'description': DESCRIPTION,
+                'versions': [version],
+                'default_version': version}
+
+    @pecan.expose()
+    def _route(self, args, request=None):
+        # NOTE(routing): clients written against upstream call the API both
+        # with and without the version segment (/devices == /v2/devices).
+        if args and args[0] and args[0] != v2.VERSION_ID:
+            args = [v2.VERSION_ID] + list(args)
+        return super()._route(args, request)

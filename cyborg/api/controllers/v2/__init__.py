@@ -1,0 +1,29 @@
+"""Version 2 of the API: its document and its resources."""
+
+import pecan
+from pecan import rest
+
+from cyborg.api.controllers.v2 import deployables
+from cyborg.api.controllers.v2 import devices
+from cyborg.api import microversion
+from cyborg.api.types import link
+
+VERSION_ID = 'v2'
+
+
+class V2Controller(rest.RestController):
+    """``GET /v2`` describes the version; resources hang below it."""
+
+    devices = devices.DevicesController()
+    deployables = deployables.DeployablesController()
+
+    @pecan.expose(generic=False, template='json',
+                  content_type='application/json')
+    def get(self):
+        return {'id': 'v2.0',
+                'status': 'CURRENT',
+                'min_version': microversion.MIN_VERSION_STRING,
+                'max_version': microversion.MAX_VERSION_STRING,
+                'links': [{'href': '%s/%s/' % (link.public_url(),
+                                               VERSION_ID),
+                           'rel': 'self'}]}

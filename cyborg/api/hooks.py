@@ -1,0 +1,74 @@
+"""Pecan hooks: the request context, the microversion, errors in the envelope.
+"""
+
+from pecan import hooks
+
+from cyborg.api import errors
+from cyborg.api import microversion
+from cyborg import context as cyborg_context
+
+
+class ContextHook(hooks.PecanHook):
+    """Builds ``pecan.request.context`` from the identity headers.
+
+    keystonemiddleware sets X-User-Id, X-Project-Id, X-Roles,
+    X-Service-Roles... after validating the token; with ``auth_strategy =
+    noauth`` the headers are taken as the client sent them.
+    """
+
+    def before(self, state):
+        context = cyborg_context.RequestContext.from_environ(
+            state.request.environ)
+        # NOTE(context): is_admin is what object queries use to decide
+        # whether to filter by project; it follows the admin role.
+        context.is_admin = 'admin' in [role.lower()
+                                       for role in context.roles]
+        state.request.context = context
+
+
+def is_versioned(request):
+    """Everything but the version document at the root is under /v2."""
+    return request.path_info.strip('/') != ''
+
+
+class MicroversionHook(hooks.PecanHook):
+    """Negotiates the microversion and echoes it on every /v2 response."""
+
+    def on_route(self, state):
+        # NOTE(microversion): on_route runs before routing, so even an
+        # unknown /v2 route answers with the version headers, and a bad
+        # header is refused (406) before any handler runs.
+        request = state.request
+        request.version = None
+        if is_versioned(request):
+            request.version = microversion.parse(request.headers)
+
+    def after(self, state):
+        if not is_versioned(state.request):
+            return
+        response = state.response
+        version = getattr(state.request, 'version', None)
+        for name, value in microversion.response_headers(version).items():
+            response.headers[name] = value
+        vary = [item.strip() for item in
+                (response.headers.get('Vary') or '').split(',')
+                if item.strip()]
+        if microversion.HEADER not in vary:
+            vary.append(microversion.HEADER)
+        response.headers['Vary'] = ', '.join(vary)
+
+
+class ErrorHook(hooks.PecanHook):
+    """Answers any exception that reaches pecan with the error envelope.
+
+    Handlers' own exceptions are turned into faults by ``api.expose``; this
+    catches the rest: routing (404, 405), hooks (406 for a bad version) and
+    bugs (500, logged with the traceback, never shown).
+    """
+
+    def on_error(self, state, exc):
+        response = errors.error_response(exc)
+        allow = getattr(exc, 'allow', None)
+        if allow:
+            response.allow = allow
+        return response

@@ -1,0 +1,75 @@
+"""The base of the API types, and the query-string shapes lists share."""
+
+import datetime
+
+import wsme.types as wtypes
+
+from cyborg import exception
+
+
+def timestamp(value):
+    """A stored time as the API shows it: UTC, whole seconds, "+00:00"."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    else:
+        value = value.astimezone(datetime.timezone.utc)
+    return value.replace(microsecond=0)
+
+
+class APIBase(wtypes.Base):
+    """A resource as the API renders it, built from a versioned object."""
+
+    created_at = wtypes.wsattr(datetime.datetime, readonly=True)
+    updated_at = wtypes.wsattr(datetime.datetime, readonly=True)
+
+    #: Object fields copied as they are; subclasses list theirs.
+    object_fields = ()
+
+    @classmethod
+    def from_object(cls, obj, **extra):
+        """The API view of ``obj``: its listed fields, timestamps, extras.
+
+        A field the object has not loaded renders as null.
+        """
+        api = cls()
+        for name in cls.object_fields:
+            loaded = obj.obj_attr_is_set(name)
+            setattr(api, name, getattr(obj, name) if loaded else None)
+        for name in ('created_at', 'updated_at'):
+            loaded = obj.obj_attr_is_set(name)
+            setattr(api, name, timestamp(getattr(obj, name))
+                    if loaded else None)
+        for name, value in extra.items():
+            setattr(api, name, value)
+        return api
+
+
+class LegacyFilter(wtypes.Base):
+    """The ``filters.field=<f>&filters.value=<v>`` pair of the v1 days."""
+
+    field = wtypes.text
+    value = wtypes.text
+
+    def as_pair(self):
+        """(field, value); both must be given."""
+        field = self.field if self.field is not wtypes.Unset else None
+        value = self.value if self.value is not wtypes.Unset else None
+        if not field or value is None:
+            raise exception.InvalidLegacyFilter(
+                reason='give both filters.field and filters.value')
+        return field, value
+
+
+def check_query(params, supported):
+    """Refuse query parameters a list does not know.
+
+    :param params: the request's query parameters (a multidict).
+    :param supported: the names the handler accepts.
+    :raises: UnknownQueryParameter (400).
+    """
+    unknown = sorted(set(params.keys()) - set(supported))
+    if unknown:
+        raise exception.UnknownQueryParameter(
+            names=', '.join(unknown), supported=', '.join(sorted(supported)))

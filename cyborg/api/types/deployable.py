@@ -1,0 +1,55 @@
+"""The Deployable resource as the API shows it."""
+
+import json
+
+import wsme.types as wtypes
+
+from cyborg.api.types import base
+from cyborg.api.types import link
+
+RESOURCE = 'deployables'
+
+
+class Deployable(base.APIBase):
+    """The assignable part of a device (one Placement provider)."""
+
+    uuid = wtypes.text
+    parent_id = int
+    root_id = int
+    name = wtypes.text
+    num_accelerators = int
+    device_id = int
+    attributes_list = wtypes.text
+    rp_uuid = wtypes.text
+    driver_name = wtypes.text
+    bitstream_id = wtypes.text
+    links = wtypes.wsattr([link.Link], readonly=True)
+
+    _wsme_attr_order = ('uuid', 'parent_id', 'root_id', 'name',
+                        'num_accelerators', 'device_id', 'attributes_list',
+                        'rp_uuid', 'driver_name', 'bitstream_id',
+                        'created_at', 'updated_at', 'links')
+
+    object_fields = ('uuid', 'parent_id', 'root_id', 'name',
+                     'num_accelerators', 'device_id', 'rp_uuid',
+                     'driver_name', 'bitstream_id')
+
+    @classmethod
+    def from_object(cls, obj):
+        # NOTE(api): clients expect attributes_list as a JSON *string* of
+        # single-key objects, e.g. "[{\"rc\": \"FPGA\"}]", not a list.
+        attributes = (obj.attributes_list
+                      if obj.obj_attr_is_set('attributes_list') else [])
+        return super().from_object(
+            obj, attributes_list=json.dumps(list(attributes)),
+            links=link.resource_links(RESOURCE, obj.uuid))
+
+
+class DeployableCollection(wtypes.Base):
+    """``{"deployables": [...]}``."""
+
+    deployables = [Deployable]
+
+    @classmethod
+    def from_objects(cls, objs):
+        return cls(deployables=[Deployable.from_object(obj) for obj in objs])

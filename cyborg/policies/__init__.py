@@ -1,0 +1,12 @@
+"""Default policies, one module per resource; listed for oslo.policy."""
+
+from cyborg.policies import base
+from cyborg.policies import deployable
+from cyborg.policies import device
+
+_MODULES = (base, device, deployable)
+
+
+def list_rules():
+    """Every default rule (the ``oslo.policy.policies`` entry point)."""
+    return [rule for module in _MODULES for rule in module.list_rules()]

@@ -1,0 +1,126 @@
+"""The three real processes over RabbitMQ with MariaDB and PostgreSQL.
+
+agent → conductor → database → API, each in its own process. The API and
+agent get no [database] section at all: they can only have read and written
+through the conductor.
+"""
+
+import json
+import uuid
+
+import pytest
+import requests
+import sqlalchemy as sa
+
+from cyborg.tests import backends
+from cyborg.tests import processes
+
+pytestmark = pytest.mark.functional
+
+ADMIN = {'X-Roles': 'admin', 'X-Project-Id': 'p1', 'X-User-Id': 'u1'}
+
+
+@pytest.fixture(params=['mysql', 'postgresql'])
+def stack(request, tmp_path):
+    backend = request.param
+    with backends.temp_database(backend) as db_url, \
+            backends.temp_rabbit_vhost() as transport_url:
+        host = 'node-%s' % uuid.uuid4().hex[:8]
+        port = processes.free_port()
+        common = {'transport_url': transport_url,
+                  'state_path': str(tmp_path)}
+        conductor_conf = processes.write_config(tmp_path / 'conductor.conf', {
+            'DEFAULT': dict(common, host='ctl-1'),
+            'database': {'connection': db_url},
+            'conductor': {'heartbeat_interval': 2},
+        })
+        agent_conf = processes.write_config(tmp_path / 'agent.conf', {
+            'DEFAULT': dict(common, host=host),
+            'agent': {'enabled_drivers': 'fake_driver',
+                      'report_interval': 2},
+            'fake_driver': {'device_count': 2,
+                            'accelerators_per_device': 4},
+        })
+        api_conf = processes.write_config(tmp_path / 'api.conf', {
+            'DEFAULT': dict(common, host='api-1'),
+            'api': {'host_ip': '127.0.0.1', 'port': port,
+                    'auth_strategy': 'noauth'},
+        })
+        synced = processes.run('cyborg-dbsync', '--config-file',
+                               conductor_conf, 'upgrade')
+        assert synced.returncode == 0, synced.stderr
+        procs = [processes.Process(name, conf, tmp_path) for name, conf in (
+            ('cyborg-conductor', conductor_conf),
+            ('cyborg-agent', agent_conf),
+            ('cyborg-api', api_conf))]
+        try:
+            yield {'url': 'http://127.0.0.1:%d' % port, 'host': host,
+                   'db_url': db_url, 'procs': procs, 'backend': backend}
+        finally:
+            codes = {p.name: p.stop() for p in reversed(procs)}
+            logs = {p.name: p.log() for p in procs}
+        for name, code in codes.items():
+            assert code == 0, '%s exited %s:\n%s' % (name, code,
+                                                     logs[name][-4000:])
+        for name, text in logs.items():
+            assert 'Traceback' not in text, '%s logged:\n%s' % (name, text)
+
+
+def _get(stack, path, **headers):
+    return requests.get(stack['url'] + path, headers=dict(ADMIN, **headers),
+                        timeout=10)
+
+
+def _devices(stack):
+    resp = _get(stack, '/v2/devices')
+    if resp.status_code != 200:
+        return None
+    devices = [d for d in resp.json()['devices']
+               if d['hostname'] == stack['host']]
+    return devices if len(devices) == 2 else None
+
+
+def test_agent_report_is_served_by_the_api(stack):
+    devices = processes.wait_for(lambda: _devices(stack), 90,
+                                 what='the agent report in the API')
+    for proc in stack['procs']:
+        assert proc.alive(), proc.log()
+    assert {d['type'] for d in devices} == {'FPGA'}
+    assert {d['vendor'] for d in devices} == {'0xABCD'}
+    assert all('status' not in d for d in devices)
+
+    one = _get(stack, '/v2/devices/%s' % devices[0]['uuid'],
+               **{'OpenStack-API-Version': 'accelerator 2.3'})
+    assert one.status_code == 200
+    assert one.json()['status'] == 'inactive'
+    assert one.headers['OpenStack-API-Version'] == 'accelerator 2.3'
+
+    deps = _get(stack, '/v2/deployables').json()['deployables']
+    ours = sorted(d['name'] for d in deps
+                  if d['name'].startswith(stack['host'].replace('-', '_')))
+    assert ours == ['%s_FakeDevice' % stack['host'].replace('-', '_'),
+                    '%s_FakeDevice1' % stack['host'].replace('-', '_')]
+    dep = _get(stack, '/v2/deployables/%s' % deps[0]['uuid']).json()
+    assert dep['num_accelerators'] == 4
+    assert {'rc': 'FPGA'} in json.loads(dep['attributes_list'])
+
+    missing = _get(stack, '/v2/devices/%s' % uuid.uuid4())
+    assert missing.status_code == 404
+    fault = json.loads(missing.json()['error_message'])
+    assert 'could not be found' in fault['faultstring']
+
+
+def test_services_record_liveness(stack):
+    processes.wait_for(lambda: _devices(stack), 90, what='agent report')
+    engine = sa.create_engine(stack['db_url'])
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text(
+                'SELECT host, "binary", report_count FROM services'
+                if stack['backend'] == 'postgresql' else
+                'SELECT host, `binary`, report_count FROM services')).all()
+    finally:
+        engine.dispose()
+    seen = {(host, binary) for host, binary, _count in rows}
+    assert ('ctl-1', 'cyborg-conductor') in seen
+    assert (stack['host'], 'cyborg-agent') in seen

@@ -1,0 +1,93 @@
+"""Runs Cyborg's console scripts as real processes for the tests."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+BIN = os.path.dirname(sys.executable)
+
+
+def script(name):
+    """Path of one of Cyborg's console scripts in this environment."""
+    path = os.path.join(BIN, name)
+    if not os.path.exists(path):
+        raise RuntimeError('%s is not installed in %s (pip install -e .)'
+                           % (name, BIN))
+    return path
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def write_config(path, sections):
+    """Write an ini file from {section: {option: value}}."""
+    with open(path, 'w') as out:
+        for section, options in sections.items():
+            out.write('[%s]\n' % section)
+            for key, value in options.items():
+                out.write('%s = %s\n' % (key, value))
+            out.write('\n')
+    return str(path)
+
+
+def run(name, *args, timeout=60):
+    """Run a command to completion; returns the CompletedProcess."""
+    return subprocess.run([script(name), *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+class Process:
+    """A long-running Cyborg service whose output goes to a log file."""
+
+    def __init__(self, name, config_file, log_dir):
+        self.name = name
+        self.log_path = os.path.join(str(log_dir), '%s.log' % name)
+        self._log = open(self.log_path, 'w')
+        self.proc = subprocess.Popen(
+            [script(name), '--config-file', str(config_file)],
+            stdout=self._log, stderr=subprocess.STDOUT, text=True)
+
+    def log(self):
+        with open(self.log_path) as log:
+            return log.read()
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Signal the process and return its exit code."""
+        if self.alive():
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError('%s did not stop within %ss:\n%s' % (
+                    self.name, timeout, self.log()[-4000:])) from None
+        self._log.close()
+        return self.proc.returncode
+
+
+def wait_for(predicate, timeout, interval=0.2, what='condition'):
+    """Poll until predicate() returns something truthy; return it."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            last_error = exc
+        time.sleep(interval)
+    raise AssertionError('timed out after %ss waiting for %s (%s)'
+                         % (timeout, what, last_error))
