@@ -12,14 +12,20 @@ CONF = cfg.CONF
 _TRANSPORT = None
 _NOTIFICATION_TRANSPORT = None
 
+# NOTE(rpc): exceptions from these modules are rebuilt on the caller's side,
+# so a DeviceNotFound raised in the conductor is a 404 in the API, not a 500.
+ALLOWED_EXMODS = ['cyborg.exception']
+
 
 def init(conf):
     """Create the process's transports; safe to call more than once."""
     global _TRANSPORT, _NOTIFICATION_TRANSPORT
     if _TRANSPORT is None:
-        _TRANSPORT = messaging.get_rpc_transport(conf)
+        _TRANSPORT = messaging.get_rpc_transport(
+            conf, allowed_remote_exmods=ALLOWED_EXMODS)
     if _NOTIFICATION_TRANSPORT is None:
-        _NOTIFICATION_TRANSPORT = messaging.get_notification_transport(conf)
+        _NOTIFICATION_TRANSPORT = messaging.get_notification_transport(
+            conf, allowed_remote_exmods=ALLOWED_EXMODS)
 
 
 def cleanup():

@@ -1,2 +1,1 @@
-"""The REST API: a pecan application that reads and writes through objects.
-"""
+"""The REST API: a pecan app that reads and writes through objects."""

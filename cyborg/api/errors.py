@@ -8,6 +8,7 @@ and ``debuginfo``. This module is the only place that knows both.
 import json
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 import webob
 import webob.exc
 import wsme.exc
@@ -74,6 +75,12 @@ def describe(exc):
     Call it from an ``except`` block: a server-side failure is logged here
     with its traceback, and never described to the client.
     """
+    if isinstance(exc, messaging.MessagingTimeout):
+        # NOTE(errors): the conductor is down or overloaded; the client may
+        # retry, so this is not a bug (500) but unavailability (503).
+        LOG.warning('No answer from the conductor: %s', exc)
+        exc = exception.ServiceUnavailable(
+            reason='the conductor did not answer in time')
     if isinstance(exc, exception.CyborgException):
         status = status_for(exc)
         if status < 500 or status == 503:

@@ -1,5 +1,4 @@
-"""The decorator every API handler wears: WSME types, JSON only, our errors.
-"""
+"""The decorator of every API handler: WSME types, JSON, our errors."""
 
 import functools
 import inspect
@@ -31,9 +30,14 @@ def expose(*args, **kwargs):
                     errors.Fault.build(status, message), status_code=status,
                     return_type=errors.Fault)
 
-        # NOTE(expose): WSME and pecan read the handler's arguments with
+        # NOTE(expose): WSME reads the handler's arguments with
         # getfullargspec, which honours __signature__ but not __wrapped__.
         guarded.__signature__ = inspect.signature(func)
-        return wsme_pecan.wsexpose(*args, **kwargs)(guarded)
+        exposed = wsme_pecan.wsexpose(*args, **kwargs)(guarded)
+        # NOTE(expose): functools.wraps in wsexpose copied __signature__ to
+        # its (self, *args, **kwargs) wrapper; pecan's REST routing must see
+        # that generic form, or it wants path segments for every argument.
+        vars(exposed).pop('__signature__', None)
+        return exposed
 
     return decorate

@@ -1,11 +1,10 @@
-"""Pecan hooks: the request context, the microversion, errors in the envelope.
-"""
+"""Pecan hooks: request context, microversion, errors in the envelope."""
 
 from pecan import hooks
 
+from cyborg import context as cyborg_context
 from cyborg.api import errors
 from cyborg.api import microversion
-from cyborg import context as cyborg_context
 
 
 class ContextHook(hooks.PecanHook):

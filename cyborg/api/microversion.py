@@ -73,7 +73,8 @@ def _to_version(value, raw):
         version = microversion_parse.parse_version_string(value)
     except TypeError:
         raise exception.MalformedMicroversion(
-            value=raw, reason='expected "%s <major>.<minor>"' % SERVICE_TYPE)
+            value=raw, reason='expected "%s <major>.<minor>"' % SERVICE_TYPE
+        ) from None
     if str(version) not in _VERSION_STRINGS:
         raise exception.InvalidMicroversion(
             version=value, min_version=MIN_VERSION_STRING,

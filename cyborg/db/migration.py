@@ -31,33 +31,46 @@ def _config(connection: sa.Connection | None = None) -> alembic_config.Config:
     return config
 
 
+def _sqlite_foreign_keys(connection: sa.Connection,
+                         enforce: bool | None = None) -> bool:
+    """Read (and with ``enforce`` set) SQLite's foreign key enforcement."""
+    # NOTE(db): the pragma is a no-op inside a transaction, and both
+    # SQLAlchemy and oslo.db's SQLite setup begin one on the first statement;
+    # the driver's own connection is still outside one here.
+    cursor = connection.connection.dbapi_connection.cursor()
+    try:
+        if enforce is not None:
+            cursor.execute('PRAGMA foreign_keys = %s'
+                           % ('ON' if enforce else 'OFF'))
+        cursor.execute('PRAGMA foreign_keys')
+        return bool(cursor.fetchone()[0])
+    finally:
+        cursor.close()
+
+
 @contextlib.contextmanager
 def migration_connection(engine: sa.Engine) -> Iterator[sa.Connection]:
     """Yield a connection in a transaction that migrations may run on.
 
     The transaction commits when the block ends without an error. On SQLite
-    foreign keys are not enforced inside the block and enforced again after.
+    foreign keys are not enforced inside the block, and enforced after it
+    again if they were before.
     """
     with engine.connect() as connection:
+        # NOTE(db): alembic's batch mode changes a SQLite table by copying
+        # it and dropping the original; with foreign keys enforced that DROP
+        # first deletes every row, which cascades into (or is refused by)
+        # the tables that reference it.
         sqlite = connection.dialect.name == 'sqlite'
-        enforced = False
-        if sqlite:
-            # NOTE(db): alembic's batch mode changes a SQLite table by copying
-            # it and dropping the original; with foreign keys enforced that
-            # DROP deletes every row first and so cascades into (or fails on)
-            # the tables that reference it. The pragma is ignored inside a
-            # transaction, hence the commits around it.
-            enforced = bool(connection.exec_driver_sql(
-                'PRAGMA foreign_keys').scalar())
-            connection.exec_driver_sql('PRAGMA foreign_keys = OFF')
-            connection.commit()
+        enforced = sqlite and _sqlite_foreign_keys(connection)
+        if enforced:
+            _sqlite_foreign_keys(connection, enforce=False)
         try:
             with connection.begin():
                 yield connection
         finally:
-            if enforced:
-                connection.exec_driver_sql('PRAGMA foreign_keys = ON')
-                connection.commit()
+            if enforced and not connection.invalidated:
+                _sqlite_foreign_keys(connection, enforce=True)
 
 
 def upgrade(revision: str = 'head', engine: sa.Engine | None = None) -> None:

@@ -3,8 +3,8 @@
 import pecan
 from pecan import rest
 
-from cyborg.api.controllers import v2
 from cyborg.api import microversion
+from cyborg.api.controllers import v2
 from cyborg.api.types import link
 
 DESCRIPTION = ('Cyborg is the OpenStack project for lifecycle management of '

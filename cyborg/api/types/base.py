@@ -25,7 +25,7 @@ class APIBase(wtypes.Base):
     updated_at = wtypes.wsattr(datetime.datetime, readonly=True)
 
     #: Object fields copied as they are; subclasses list theirs.
-    object_fields = ()
+    _object_fields = ()
 
     @classmethod
     def from_object(cls, obj, **extra):
@@ -34,7 +34,7 @@ class APIBase(wtypes.Base):
         A field the object has not loaded renders as null.
         """
         api = cls()
-        for name in cls.object_fields:
+        for name in cls._object_fields:
             loaded = obj.obj_attr_is_set(name)
             setattr(api, name, getattr(obj, name) if loaded else None)
         for name in ('created_at', 'updated_at'):

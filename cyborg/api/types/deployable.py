@@ -30,7 +30,7 @@ class Deployable(base.APIBase):
                         'rp_uuid', 'driver_name', 'bitstream_id',
                         'created_at', 'updated_at', 'links')
 
-    object_fields = ('uuid', 'parent_id', 'root_id', 'name',
+    _object_fields = ('uuid', 'parent_id', 'root_id', 'name',
                      'num_accelerators', 'device_id', 'rp_uuid',
                      'driver_name', 'bitstream_id')
 

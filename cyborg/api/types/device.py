@@ -25,7 +25,7 @@ class Device(base.APIBase):
                         'vendor_board_info', 'hostname', 'status',
                         'created_at', 'updated_at', 'links')
 
-    object_fields = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
+    _object_fields = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                      'vendor_board_info', 'hostname')
 
     @classmethod

@@ -1,9 +1,4 @@
-"""${message}
-
-Revision ID: ${up_revision}
-Revises: ${down_revision | comma,n}
-Create Date: ${create_date}
-"""
+"""${message}"""
 
 from alembic import op
 import sqlalchemy as sa
@@ -12,6 +7,8 @@ revision = ${repr(up_revision)}
 down_revision = ${repr(down_revision)}
 branch_labels = ${repr(branch_labels)}
 depends_on = ${repr(depends_on)}
+# NOTE(db): a revision keeps creating what it created when written
+# (${create_date}), so it never imports cyborg.db.models.
 
 
 def upgrade() -> None:

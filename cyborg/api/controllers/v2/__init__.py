@@ -3,9 +3,9 @@
 import pecan
 from pecan import rest
 
+from cyborg.api import microversion
 from cyborg.api.controllers.v2 import deployables
 from cyborg.api.controllers.v2 import devices
-from cyborg.api import microversion
 from cyborg.api.types import link
 
 VERSION_ID = 'v2'

@@ -1,9 +1,4 @@
-"""Initial schema
-
-Revision ID: c4f57510e6a0
-Revises:
-Create Date: 2026-11-21 18:30:00
-"""
+"""Initial schema: the eight tables of Cyborg's first release."""
 
 from alembic import op
 import sqlalchemy as sa

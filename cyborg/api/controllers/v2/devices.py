@@ -1,0 +1,69 @@
+"""``GET /v2/devices`` and ``GET /v2/devices/{uuid}``."""
+
+from oslo_utils import uuidutils
+import pecan
+from pecan import rest
+import wsme.types as wtypes
+
+from cyborg import exception
+from cyborg import policy
+from cyborg.api import expose
+from cyborg.api import microversion
+from cyborg.api.types import base as types_base
+from cyborg.api.types import device as device_types
+from cyborg.objects import device as device_obj
+
+# NOTE(devices): the legacy filters.field may name any column a client can
+# see at every microversion; status appeared in 2.3 and is not filterable.
+_LEGACY_FIELDS = ('uuid', 'type', 'vendor', 'model', 'hostname')
+_QUERY_PARAMS = ('type', 'vendor', 'hostname', 'filters.field',
+                 'filters.value')
+
+
+def _list_filters(type_, vendor, hostname, legacy):
+    """The object filters of GET /v2/devices; 400 for a bad query."""
+    types_base.check_query(pecan.request.params, _QUERY_PARAMS)
+    filters = {name: value for name, value in (('type', type_),
+                                               ('vendor', vendor),
+                                               ('hostname', hostname))
+               if value is not None}
+    if legacy is not None:
+        field, value = legacy.as_pair()
+        if field not in _LEGACY_FIELDS:
+            raise exception.InvalidLegacyFilter(
+                reason='field %r is not one of %s' % (
+                    field, ', '.join(_LEGACY_FIELDS)))
+        if filters.get(field, value) != value:
+            raise exception.InvalidLegacyFilter(
+                reason='it contradicts the %s parameter' % field)
+        filters[field] = value
+    return filters
+
+
+class DevicesController(rest.RestController):
+    """Physical accelerator cards, as the agents discovered them."""
+
+    @expose.expose(device_types.DeviceCollection, wtypes.text, wtypes.text,
+                   wtypes.text, types_base.LegacyFilter,
+                   ignore_extra_args=True)
+    def get_all(self, type=None, vendor=None, hostname=None, filters=None):
+        with_status = microversion.at_least(2, 3)
+        query = _list_filters(type, vendor, hostname, filters)
+        context = pecan.request.context
+        policy.authorize('cyborg:device:get_all', None, context)
+        devices = device_obj.Device.list(context, filters=query)
+        return device_types.DeviceCollection.from_objects(
+            devices, with_status=with_status)
+
+    @expose.expose(device_types.Device, wtypes.text)
+    def get_one(self, uuid):
+        with_status = microversion.at_least(2, 3)
+        if not uuidutils.is_uuid_like(uuid):
+            # NOTE(devices): nothing has that id, so it is not found (404)
+            # rather than a malformed request.
+            raise exception.DeviceNotFound(uuid=uuid)
+        context = pecan.request.context
+        policy.authorize('cyborg:device:get_one', None, context)
+        device = device_obj.Device.get(context, uuid)
+        return device_types.Device.from_object(device,
+                                               with_status=with_status)

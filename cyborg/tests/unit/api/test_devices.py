@@ -1,0 +1,122 @@
+"""``GET /v2/devices`` and ``GET /v2/devices/{uuid}``."""
+
+import re
+
+import pytest
+
+from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import fault
+from cyborg.tests.unit.api.conftest import version_header
+
+FIELDS = ['uuid', 'type', 'vendor', 'model', 'std_board_info',
+          'vendor_board_info', 'hostname', 'created_at', 'updated_at',
+          'links']
+TIMESTAMP = re.compile(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$')
+
+
+def _get(api, path, version=None, **kwargs):
+    headers = dict(ADMIN)
+    if version is not None:
+        headers.update(version_header(version))
+    return api.get(path, headers=headers, **kwargs)
+
+
+def test_list_shape(api, make_device):
+    device = make_device()
+    body = _get(api, '/v2/devices').json
+    assert list(body) == ['devices']
+    [shown] = body['devices']
+    assert sorted(shown) == sorted(FIELDS)
+    assert shown['uuid'] == device.uuid
+    assert shown['type'] == 'FPGA'
+    assert shown['vendor'] == '0xABCD'
+    assert shown['model'] == 'miss model info'
+    assert shown['std_board_info'] == device.std_board_info
+    assert shown['vendor_board_info'] == 'fake_vendor_info'
+    assert shown['hostname'] == 'computenode'
+    assert TIMESTAMP.match(shown['created_at'])
+    assert shown['updated_at'] is None
+    assert shown['links'] == [
+        {'href': 'http://localhost/v2/devices/%s' % device.uuid,
+         'rel': 'self'}]
+
+
+def test_list_empty(api):
+    assert _get(api, '/v2/devices').json == {'devices': []}
+
+
+def test_get_one_shape(api, make_device):
+    device = make_device()
+    shown = _get(api, '/v2/devices/%s' % device.uuid).json
+    assert sorted(shown) == sorted(FIELDS)
+    assert shown['uuid'] == device.uuid
+
+
+@pytest.mark.parametrize('version', ['accelerator 2.3', '2.3', 'latest',
+                                     'accelerator latest'])
+def test_status_from_2_3(api, make_device, version):
+    device = make_device(status='ready')
+    [listed] = _get(api, '/v2/devices', version).json['devices']
+    shown = _get(api, '/v2/devices/%s' % device.uuid, version).json
+    assert listed['status'] == 'ready'
+    assert shown['status'] == 'ready'
+
+
+@pytest.mark.parametrize('version', [None, 'accelerator 2.0',
+                                     'accelerator 2.2'])
+def test_no_status_before_2_3(api, make_device, version):
+    device = make_device()
+    [listed] = _get(api, '/v2/devices', version).json['devices']
+    shown = _get(api, '/v2/devices/%s' % device.uuid, version).json
+    assert 'status' not in listed
+    assert 'status' not in shown
+
+
+@pytest.mark.parametrize('query, expected', [
+    ('type=GPU', ['gpu']),
+    ('vendor=0x10de', ['gpu']),
+    ('hostname=other', ['other']),
+    ('type=FPGA&hostname=computenode', ['fpga']),
+    ('filters.field=model&filters.value=A100', ['gpu']),
+    ('filters.field=hostname&filters.value=computenode', ['fpga', 'gpu']),
+    ('type=NIC', []),
+])
+def test_list_filters(api, make_device, query, expected):
+    made = {
+        'fpga': make_device(),
+        'gpu': make_device(type='GPU', vendor='0x10de', model='A100'),
+        'other': make_device(type='QAT', hostname='other'),
+    }
+    uuids = [d['uuid'] for d in
+             _get(api, '/v2/devices?%s' % query).json['devices']]
+    assert sorted(uuids) == sorted(made[name].uuid for name in expected)
+
+
+@pytest.mark.parametrize('query, words', [
+    ('foo=bar', ['foo', 'hostname']),
+    ('filters.field=status&filters.value=ready', ['status']),
+    ('filters.field=vendor', ['filters.value']),
+    ('filters.value=x', ['filters.field']),
+    ('type=GPU&filters.field=type&filters.value=FPGA', ['type']),
+])
+def test_bad_query_is_400(api, query, words):
+    response = _get(api, '/v2/devices?%s' % query, expect_errors=True)
+    assert response.status_int == 400
+    message = fault(response)['faultstring']
+    for word in words:
+        assert word in message
+
+
+def test_unknown_uuid_is_404(api):
+    uuid = '359c0990-0258-44fd-8b05-fc510ac3d022'
+    response = _get(api, '/v2/devices/%s' % uuid, expect_errors=True)
+    assert response.status_int == 404
+    assert fault(response) == {
+        'faultcode': 'Client', 'debuginfo': None,
+        'faultstring': 'Device %s could not be found.' % uuid}
+
+
+def test_non_uuid_is_404(api):
+    response = _get(api, '/v2/devices/not-a-uuid', expect_errors=True)
+    assert response.status_int == 404
+    assert 'not-a-uuid' in fault(response)['faultstring']

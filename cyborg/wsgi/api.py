@@ -1,0 +1,26 @@
+"""``application`` for uWSGI, mod_wsgi and other WSGI servers.
+
+The configuration file is ``$CYBORG_CONFIG_FILE`` when set, else found in
+oslo.config's standard locations (/etc/cyborg/cyborg.conf...).
+"""
+
+import os
+
+from oslo_service import backend
+
+# NOTE(wsgi): the threading backend must be chosen before anything loads
+# oslo.service's machinery; there is no eventlet in Cyborg.
+backend.init_backend(backend.BackendType.THREADING)
+
+from cyborg.api import app as api_app  # noqa: E402
+
+CONFIG_FILE_ENV = 'CYBORG_CONFIG_FILE'
+
+
+def _config_files():
+    path = os.environ.get(CONFIG_FILE_ENV)
+    return [path] if path else None
+
+
+application = api_app.init_application(
+    argv=[], default_config_files=_config_files())

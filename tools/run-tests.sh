@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run the whole test suite on a fresh machine: lint, unit tests, then the
+# functional tests against RabbitMQ, MariaDB and PostgreSQL (which the tests
+# start when they are down). Arguments are passed to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${CYBORG_TOOLS_VENV:-.tox-venv}
+if [ ! -x "$venv/bin/tox" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
+    "$venv/bin/pip" install -q 'tox>=4.0'
+fi
+exec "$venv/bin/tox" -e pep8,py3,functional -- "$@"
