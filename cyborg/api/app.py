@@ -72,10 +72,11 @@ class _HealthcheckRoute:
         return self.application(environ, start_response)
 
 
-def _pecan_app():
+def _pecan_app(conf):
     return pecan.make_app(
         root.RootController(),
-        hooks=[hooks.ContextHook(), hooks.MicroversionHook(),
+        hooks=[hooks.ContextHook(noauth=conf.api.auth_strategy == 'noauth'),
+               hooks.MicroversionHook(),
                hooks.ErrorHook()],
         debug=False,
         force_canonical=False,
@@ -88,7 +89,7 @@ def setup_app(conf=None):
     :param conf: the ConfigOpts to read; ``cyborg.conf.CONF`` by default.
     """
     conf = cyborg_conf.CONF if conf is None else conf
-    app = _pecan_app()
+    app = _pecan_app(conf)
     # NOTE(middleware): listed from the innermost out; a request meets them
     # in the reverse order.
     # - auth_token only guards the non-public routes; "/" and "/v2" (version

@@ -97,9 +97,9 @@ def test_agent_report_is_served_by_the_api(stack):
 
     deps = _get(stack, '/v2/deployables').json()['deployables']
     ours = sorted(d['name'] for d in deps
-                  if d['name'].startswith(stack['host'].replace('-', '_')))
-    assert ours == ['%s_FakeDevice' % stack['host'].replace('-', '_'),
-                    '%s_FakeDevice1' % stack['host'].replace('-', '_')]
+                  if d['name'].startswith(stack['host']))
+    assert ours == ['%s_FakeDevice' % stack['host'],
+                    '%s_FakeDevice1' % stack['host']]
     dep = _get(stack, '/v2/deployables/%s' % deps[0]['uuid']).json()
     assert dep['num_accelerators'] == 4
     assert {'rc': 'FPGA'} in json.loads(dep['attributes_list'])
