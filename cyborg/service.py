@@ -52,7 +52,8 @@ class RPCService(service.Service):
 
     ``manager`` provides ``target`` (an oslo.messaging Target without topic
     or server), and optionally ``init_host()``, ``periodic_tasks()`` (a list
-    of ``(interval_seconds, callable)``) and ``del_host()``.
+    of ``(interval_seconds, callable)``; a callable may return the seconds
+    until its next run) and ``del_host()``.
     """
 
     def __init__(self, manager, topic, host, binary):
@@ -75,7 +76,11 @@ class RPCService(service.Service):
         self.rpcserver.start()
         for interval, task in getattr(self.manager, 'periodic_tasks',
                                       lambda: [])():
-            self.tg.add_timer(interval, _guarded(task), initial_delay=0)
+            # NOTE(service): a task may return how long to wait before its
+            # next run (a retry after a failure); None means the interval.
+            self.tg.add_dynamic_timer_args(
+                _guarded(task), initial_delay=0,
+                periodic_interval_max=interval, stop_on_exception=False)
         LOG.info('%(binary)s %(version)s started on host %(host)s, topic '
                  '%(topic)s', {'binary': self.binary,
                                'version': version.version_string(),
@@ -103,10 +108,11 @@ def _guarded(task):
 
     def run():
         try:
-            task()
+            return task()
         except Exception:  # noqa: BLE001 - logged, next run retries
             LOG.exception('Periodic task %s failed',
                           getattr(task, '__name__', task))
+            return None
     run.__name__ = getattr(task, '__name__', 'task')
     return run
 

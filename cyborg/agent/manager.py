@@ -28,6 +28,7 @@ class AgentManager:
         # anything, so an unknown driver name stops the process at once.
         self.tracker = tracker or resource_tracker.ResourceTracker(host)
         self._lock = threading.Lock()
+        self._backoff = 0
         self.last_result = None
 
     def init_host(self):
@@ -37,7 +38,11 @@ class AgentManager:
         return [(CONF.agent.report_interval, self.report)]
 
     def report(self):
-        """Discover every device and send the result to the conductor."""
+        """Discover every device and send the result to the conductor.
+
+        :returns: seconds until the next report: sooner than the interval
+            (1, 2, 4... seconds) while the conductor does not answer.
+        """
         with self._lock:
             host_report, failed = self.tracker.discover()
             payload = host_report.to_primitive()
@@ -45,21 +50,35 @@ class AgentManager:
             payload['version'] = version.version_string()
             context = cyborg_context.get_admin_context()
             try:
-                result = self.conductor.report_data(context, self.host,
-                                                    payload)
-            except messaging.MessagingTimeout:
-                LOG.warning('The conductor did not answer the report of %d '
-                            'devices; retrying in %d seconds',
+                result = self.conductor.report_data(
+                    context, self.host, payload, timeout=self._timeout())
+            except (messaging.MessagingTimeout,
+                    messaging.MessageDeliveryFailure) as exc:
+                self._backoff = min(self._backoff * 2 or 1,
+                                    CONF.agent.report_interval)
+                LOG.warning('The conductor did not take the report of %d '
+                            'devices (%s); retrying in %d seconds',
                             len(host_report.devices),
-                            CONF.agent.report_interval)
-                return None
+                            type(exc).__name__, self._backoff)
+                return self._backoff
+            self._backoff = 0
             self.last_result = result
             if result.get('changed'):
                 LOG.info('Reported %d devices; the conductor recorded '
                          'changes', len(host_report.devices))
-            return result
+            return None
 
-    # --- RPC endpoints -----------------------------------------------------
+    @staticmethod
+    def _timeout():
+        # NOTE(agent): a report sent before any conductor listens is lost;
+        # waiting the whole rpc_response_timeout for it would delay the
+        # first inventory by minutes on a fresh deployment.
+        return min(CONF.rpc_response_timeout,
+                   max(10, CONF.agent.report_interval))
 
     def discover(self, context):
-        return self.report()
+        """RPC: run a discovery pass now and return the conductor's record.
+        """
+        self.report()
+        return self.last_result
+

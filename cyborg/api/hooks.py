@@ -6,7 +6,6 @@ from cyborg import context as cyborg_context
 from cyborg.api import errors
 from cyborg.api import microversion
 
-
 # The identity of a request that sends no identity headers under noauth.
 NOAUTH_IDENTITY = {
     'HTTP_X_USER_ID': 'noauth-admin',

@@ -45,12 +45,12 @@ class ConductorAPI:
 
     # --- Agents ------------------------------------------------------------
 
-    def report_data(self, context, host, report):
+    def report_data(self, context, host, report, timeout=None):
         """Send an agent's discovered inventory; returns what was recorded.
 
         :param report: ``cyborg.drivers.report.HostReport`` as a primitive.
         """
-        cctxt = self.client.prepare()
+        cctxt = self.client.prepare(timeout=timeout)
         return cctxt.call(context, 'report_data', host=host, report=report)
 
     def heartbeat(self, context, host, binary, version):

@@ -20,9 +20,10 @@ pytestmark = pytest.mark.functional
 ADMIN = {'X-Roles': 'admin', 'X-Project-Id': 'p1', 'X-User-Id': 'u1'}
 
 
-@pytest.fixture(params=['mysql', 'postgresql'])
-def stack(request, tmp_path):
+@pytest.fixture(scope='module', params=['mysql', 'postgresql'])
+def stack(request, tmp_path_factory):
     backend = request.param
+    tmp_path = tmp_path_factory.mktemp(backend)
     with backends.temp_database(backend) as db_url, \
             backends.temp_rabbit_vhost() as transport_url:
         host = 'node-%s' % uuid.uuid4().hex[:8]
