@@ -9,6 +9,7 @@ from cheroot import wsgi
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_service import backend
 from oslo_service import service
 
 from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
@@ -28,6 +29,10 @@ _LOG_DEFAULTS = ['amqp=WARN', 'amqplib=WARN', 'oslo.messaging=INFO',
 
 def prepare_service(argv=None, default_config_files=None):
     """Parse configuration and set up logging and RPC defaults."""
+    if backend.get_backend_type() != backend.BackendType.THREADING:
+        raise RuntimeError('Cyborg services run on oslo.service\'s threading '
+                           'backend; something selected %s first'
+                           % backend.get_backend_type())
     argv = sys.argv[1:] if argv is None else argv
     logging.register_options(CONF)
     logging.set_defaults(default_log_levels=(

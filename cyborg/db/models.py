@@ -13,6 +13,12 @@ def _utcnow():
 class Base(orm.DeclarativeBase):
     """Declarative base; every table has an integer id and timestamps."""
 
+    # NOTE(db): named foreign keys, so that a later migration can drop or
+    # alter one without looking up what each backend called it.
+    metadata = sa.MetaData(naming_convention={
+        'fk': 'fk_%(table_name)s_%(column_0_name)s',
+    })
+
     id: orm.Mapped[int] = orm.mapped_column(
         sa.Integer, primary_key=True, autoincrement=True)
     created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
