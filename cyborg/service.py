@@ -24,7 +24,8 @@ LOG = logging.getLogger(__name__)
 _LOG_DEFAULTS = ['amqp=WARN', 'amqplib=WARN', 'oslo.messaging=INFO',
                  'oslo_messaging=INFO', 'sqlalchemy=WARN', 'stevedore=WARN',
                  'urllib3.connectionpool=WARN', 'keystonemiddleware=WARN',
-                 'cheroot=WARN', 'pecan=WARN', 'routes=WARN']
+                 'cheroot=WARN', 'pecan=WARN', 'routes=WARN',
+                 'alembic=WARN']
 
 
 def prepare_service(argv=None, default_config_files=None):

@@ -1,14 +1,12 @@
 """Builds the API's WSGI application: pecan plus middleware, in code."""
 
 from keystonemiddleware import auth_token
-from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_middleware import cors
 from oslo_middleware import healthcheck
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
-from oslo_service import backend
 import pecan
 
 from cyborg import conf as cyborg_conf
@@ -20,7 +18,6 @@ from cyborg.api.controllers import root
 
 LOG = logging.getLogger(__name__)
 
-PROJECT = 'cyborg'
 HEALTHCHECK_PATH = '/healthcheck'
 # Routes answered without a token: version discovery.
 PUBLIC_PATHS = ('/', '/v2')
@@ -125,46 +122,28 @@ def setup_app(conf=None):
     return app
 
 
-def _parse_config(conf, argv, default_config_files):
-    try:
-        logging.register_options(conf)
-    except cfg.ArgsAlreadyParsedError:
-        # NOTE(config): parsed before in this process, options and all.
-        pass
-    conf(argv, project=PROJECT, version=version.version_string(),
-         default_config_files=default_config_files)
-
-
-def init_application(conf=None, argv=None, default_config_files=None):
+def init_application(argv=None, default_config_files=None):
     """Everything an API process does before serving, then the app.
 
     Used by ``cyborg.wsgi.api`` and the ``cyborg-api`` command.
 
-    :param conf: the ConfigOpts; ``cyborg.conf.CONF`` by default.
-    :param argv: command-line arguments to parse (without the program
-        name); None when the caller already parsed the configuration.
+    :param argv: command-line arguments (without the program name).
     :param default_config_files: configuration files to read; None means
         oslo.config's standard locations (/etc/cyborg/cyborg.conf...).
     """
-    # NOTE(startup): before anything imports oslo.service machinery.
-    backend.init_backend(backend.BackendType.THREADING)
-    conf = cyborg_conf.CONF if conf is None else conf
-    if argv is not None:
-        _parse_config(conf, argv, default_config_files)
-    logging.setup(conf, PROJECT)
-    conf.log_opt_values(LOG, logging.DEBUG)
-
     # NOTE(startup): imported here so that building the app for tests
     # needs no RPC; the API reaches the database only through the
     # conductor, by object indirection.
-    from cyborg import objects
     from cyborg import rpc
+    from cyborg import service
     from cyborg.objects import base as objects_base
     from cyborg.objects import indirection
 
-    rpc.set_defaults()
+    service.prepare_service([] if argv is None else argv,
+                            default_config_files=default_config_files)
+    conf = cyborg_conf.CONF
+    conf.log_opt_values(LOG, logging.DEBUG)
     rpc.init(conf)
-    objects.register_all()
     objects_base.CyborgObject.indirection_api = (
         indirection.ConductorIndirectionAPI())
     LOG.info('Cyborg API %s starting; microversions %s to %s.',

@@ -8,8 +8,10 @@ from oslo_upgradecheck import upgradecheck
 from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg.conductor import manager
 from cyborg.db import api as dbapi
 from cyborg.db import migration
+from cyborg.objects import service as service_obj
 
 CONF = cfg.CONF
 
@@ -31,16 +33,14 @@ class Checks(upgradecheck.UpgradeCommands):
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
     def _check_conductors(self):
-        try:
-            services = dbapi.services.list(
-                cyborg_context.get_admin_context(), 'cyborg-conductor')
-        except Exception as exc:  # noqa: BLE001 - reported, not raised
+        if self._check_schema().code != upgradecheck.Code.SUCCESS:
             return upgradecheck.Result(
                 upgradecheck.Code.WARNING,
-                'Could not read service records: %s' % exc)
-        from cyborg.objects import service as service_obj
-        alive = [s.host for s in service_obj.Service._from_db_rows(
-            None, services) if s.is_up]
+                'Not checked: the database schema is not current.')
+        manager.bind_objects_to_database()
+        services = service_obj.Service.list(
+            cyborg_context.get_admin_context(), binary=manager.BINARY)
+        alive = sorted(s.host for s in services if s.is_up)
         if not alive:
             return upgradecheck.Result(
                 upgradecheck.Code.WARNING,
@@ -49,7 +49,7 @@ class Checks(upgradecheck.UpgradeCommands):
                 % CONF.conductor.service_down_time)
         return upgradecheck.Result(
             upgradecheck.Code.SUCCESS,
-            'Conductors up: %s' % ', '.join(sorted(alive)))
+            'Conductors up: %s' % ', '.join(alive))
 
     _upgrade_checks = (
         ('Database schema', _check_schema),

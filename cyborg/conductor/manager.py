@@ -9,6 +9,7 @@ from cyborg import exception
 from cyborg import version
 from cyborg.conductor import inventory
 from cyborg.db import api as dbapi
+from cyborg.db import migration
 from cyborg.drivers import report as driver_report
 from cyborg.objects import base as objects_base
 
@@ -35,6 +36,12 @@ class ConductorManager:
 
     def init_host(self):
         dbapi.check_connection()
+        current, head = migration.version(), migration.head()
+        if current != head:
+            raise exception.ConfigError(
+                option='[database] connection',
+                reason='the schema is at revision %s but this release needs '
+                       '%s; run "cyborg-dbsync upgrade"' % (current, head))
         self._heartbeat()
 
     def periodic_tasks(self):

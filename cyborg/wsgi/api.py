@@ -6,13 +6,7 @@ oslo.config's standard locations (/etc/cyborg/cyborg.conf...).
 
 import os
 
-from oslo_service import backend
-
-# NOTE(wsgi): the threading backend must be chosen before anything loads
-# oslo.service's machinery; there is no eventlet in Cyborg.
-backend.init_backend(backend.BackendType.THREADING)
-
-from cyborg.api import app as api_app  # noqa: E402
+from cyborg.api import app as api_app
 
 CONFIG_FILE_ENV = 'CYBORG_CONFIG_FILE'
 
@@ -22,5 +16,7 @@ def _config_files():
     return [path] if path else None
 
 
+# NOTE(wsgi): importing the cyborg package already selected oslo.service's
+# threading backend; there is no eventlet in Cyborg.
 application = api_app.init_application(
     argv=[], default_config_files=_config_files())

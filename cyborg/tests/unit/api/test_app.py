@@ -106,30 +106,6 @@ def test_public_routes_drop_identity_headers():
     assert 'HTTP_X_PROJECT_ID' not in seen
 
 
-def test_init_application(monkeypatch, tmp_path):
-    from oslo_config import cfg
-    from oslo_log import log as logging
-
-    from cyborg import rpc
-    from cyborg.objects import base as objects_base
-
-    config = tmp_path / 'cyborg.conf'
-    config.write_text('[api]\nauth_strategy = noauth\n')
-    conf = cfg.ConfigOpts()
-    for module in (cyborg_conf.default, cyborg_conf.api):
-        module.register_opts(conf)
-    calls = []
-    monkeypatch.setattr(rpc, 'init', lambda c: calls.append(c))
-    monkeypatch.setattr(logging, 'setup', lambda c, p: calls.append(p))
-    monkeypatch.setattr(objects_base.CyborgObject, 'indirection_api', None)
-    application = api_app.init_application(
-        conf, argv=['--config-file', str(config)], default_config_files=[])
-    assert calls == ['cyborg', conf]
-    assert conf.api.auth_strategy == 'noauth'
-    assert objects_base.CyborgObject.indirection_api is not None
-    assert webtest.TestApp(application).get('/').status_int == 200
-
-
 def test_wsgi_module(tmp_path):
     # NOTE(tests): importing the module parses configuration and starts
     # RPC, so it runs in its own process.

@@ -52,3 +52,12 @@ def test_api_on_a_busy_port(tmp_path):
         line = _one_error_line(processes.run('cyborg-api', '--config-file',
                                              conf, timeout=60))
     assert '[api]' in line and str(port) in line
+
+
+def test_conductor_with_an_old_schema(tmp_path):
+    conf = processes.write_config(tmp_path / 'conductor.conf', {
+        'DEFAULT': {'state_path': str(tmp_path), 'transport_url': 'fake:/'},
+    })
+    line = _one_error_line(processes.run('cyborg-conductor', '--config-file',
+                                         conf, timeout=60))
+    assert '[database] connection' in line and 'cyborg-dbsync' in line
