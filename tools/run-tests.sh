@@ -10,4 +10,7 @@ if [ ! -x "$venv/bin/tox" ]; then
     "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q 'tox>=4.0'
 fi
-exec "$venv/bin/tox" -e pep8,py3,functional -- "$@"
+if [ $# -gt 0 ]; then
+    exec "$venv/bin/tox" -e pep8,py3,functional -- "$@"
+fi
+exec "$venv/bin/tox" -e pep8,py3,functional
