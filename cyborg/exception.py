@@ -150,3 +150,7 @@ class DriverNotFound(ConfigError):
 
 class DriverError(CyborgException):
     msg_fmt = 'Driver %(driver)s failed: %(reason)s'
+
+
+class DriverOperationNotSupported(Invalid):
+    msg_fmt = 'Driver %(driver)s does not support %(operation)s.'

@@ -7,6 +7,7 @@ from stevedore import named
 
 from cyborg import drivers
 from cyborg import exception
+from cyborg.drivers import base
 from cyborg.drivers import report
 
 CONF = cfg.CONF
@@ -51,20 +52,33 @@ class ResourceTracker:
         self.drivers = load_drivers(names)
 
     def discover(self):
-        """One discovery pass over all drivers.
+        """One discovery pass over all drivers, sharing one sysfs scan.
 
         :returns: ``(HostReport, failed)`` where ``failed`` names the drivers
             whose discovery raised; their devices are absent from the report
             and the conductor must keep what it knows of them.
         """
+        ctx = base.DiscoveryContext(self.host)
         host_report = report.HostReport(host=self.host)
         failed = []
         for name, driver in self.drivers.items():
             try:
-                found = driver.discover(self.host)
+                found = driver.discover(ctx)
             except Exception:  # noqa: BLE001 - one driver must not stop all
                 LOG.exception('Driver %s failed to discover devices', name)
                 failed.append(driver.name or name)
                 continue
+            for device in found:
+                device.fault = self._fault(driver, device)
             host_report.devices.extend(found)
         return host_report, failed
+
+    @staticmethod
+    def _fault(driver, device):
+        try:
+            health = driver.health(device)
+        except Exception as exc:  # noqa: BLE001 - a failing check is a fault
+            LOG.warning('Health check of %s by %s failed: %s',
+                        device.controlpath.cpid_info, driver.name, exc)
+            return 'health check failed: %s' % exc
+        return None if health.ok else (health.reason or 'unhealthy')

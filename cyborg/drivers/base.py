@@ -1,6 +1,37 @@
 """The contract every accelerator driver implements."""
 
 import abc
+import dataclasses
+import functools
+
+from cyborg import exception
+from cyborg.drivers import sysfs as sysfs_mod
+
+
+class DiscoveryContext:
+    """What one discovery pass gives drivers: the host and one sysfs scan.
+
+    The PCI tree is read once per pass and shared by every driver.
+    """
+
+    def __init__(self, host, sysfs_root=None):
+        self.host = host
+        self._sysfs_root = sysfs_root
+
+    @functools.cached_property
+    def sysfs(self):
+        return sysfs_mod.Sysfs(self._sysfs_root)
+
+
+@dataclasses.dataclass(frozen=True)
+class Health:
+    """What a driver says of a device's health."""
+
+    ok: bool = True
+    reason: str | None = None
+
+
+HEALTHY = Health()
 
 
 class AcceleratorDriver(abc.ABC):
@@ -9,16 +40,44 @@ class AcceleratorDriver(abc.ABC):
     Drivers are loaded by name from the ``cyborg.accelerator.driver`` entry
     point namespace, built with no arguments, and read their own options from
     ``cyborg.conf``. They return ``cyborg.drivers.report`` objects and never
-    talk to the database, RPC or Placement.
+    talk to the database, RPC or Placement. Only ``discover`` is required;
+    the other operations have safe defaults.
     """
 
-    #: Name recorded as the deployables' driver_name.
+    #: Name recorded as the devices' and deployables' driver_name.
     name = None
 
     @abc.abstractmethod
-    def discover(self, host):
-        """Return the list of ``report.Device`` found on this host.
+    def discover(self, ctx):
+        """Return the ``report.Device`` list this driver finds on the host.
 
-        :param host: the agent's host name, used to make deployable names
-            unique across hosts.
+        :param ctx: a ``DiscoveryContext`` (host name, shared sysfs scan).
+            Deployable names must be unique across hosts: build them from
+            ``ctx.host`` and the device's PCI address.
         """
+
+    def install(self, device):
+        """Prepare a device for use (bind a host driver, create VFs...).
+
+        Called when an operator activates the device. The default has
+        nothing to prepare. Raise ``exception.DriverError`` with the reason
+        when the device cannot be made ready.
+        """
+        return None
+
+    def uninstall(self, device):
+        """Undo ``install`` before the device is released; default: none."""
+        return None
+
+    def program(self, deployable, image_path):
+        """Load a bitstream or firmware image onto a deployable."""
+        raise exception.DriverOperationNotSupported(driver=self.name,
+                                                    operation='program')
+
+    def health(self, device):
+        """Return a ``Health``; a device found unhealthy becomes 'error'."""
+        return HEALTHY
+
+    def stats(self, device):
+        """Usage figures of a device (a flat dict); default: none."""
+        return {}

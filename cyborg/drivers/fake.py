@@ -22,8 +22,8 @@ class FakeDriver(base.AcceleratorDriver):
 
     name = 'fake'
 
-    def discover(self, host):
-        prefix = _UNSAFE.sub('_', host)
+    def discover(self, ctx):
+        prefix = _UNSAFE.sub('_', ctx.host)
         per_device = CONF.fake_driver.accelerators_per_device
         devices = []
         for index in range(CONF.fake_driver.device_count):
@@ -55,5 +55,6 @@ class FakeDriver(base.AcceleratorDriver):
                                 'class': 'Fake class'},
                 vendor_board_info={'vendor_info': 'fake_vendor_info'},
                 deployables=[deployable],
-                driver_name=self.name))
+                driver_name=self.name,
+                services=['fpga.function:fake']))
         return devices

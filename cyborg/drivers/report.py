@@ -66,6 +66,16 @@ class Device:
     vendor_board_info: dict = dataclasses.field(default_factory=dict)
     deployables: list = dataclasses.field(default_factory=list)
     driver_name: str | None = None
+    #: What the backend offers, e.g. 'crypto.sym', 'compression',
+    #: 'fpga.function:<id>', 'gpu.compute', 'vgpu:<type>'.
+    services: list = dataclasses.field(default_factory=list)
+    #: None when healthy, else why the driver says the device is not.
+    fault: str | None = None
+
+    @property
+    def key(self):
+        """Identity of the device on its host: its control path."""
+        return (self.controlpath.cpid_type, self.controlpath.key)
 
 
 @dataclasses.dataclass
@@ -98,5 +108,7 @@ class HostReport:
                 std_board_info=dict(dev.get('std_board_info') or {}),
                 vendor_board_info=dict(dev.get('vendor_board_info') or {}),
                 deployables=deployables,
-                driver_name=dev.get('driver_name')))
+                driver_name=dev.get('driver_name'),
+                services=list(dev.get('services', [])),
+                fault=dev.get('fault')))
         return cls(host=data['host'], devices=devices)

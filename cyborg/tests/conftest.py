@@ -28,14 +28,14 @@ def _db_engine(tmp_path_factory, _config):
     # NOTE(tests): enginefacade is process-wide and starts once, so the whole
     # session shares one SQLite file and each test empties the tables.
     from cyborg.conductor import manager
-    from cyborg.db import models
+    from cyborg.db import migration
     from cyborg.db import session
 
     path = tmp_path_factory.mktemp('db') / 'cyborg.sqlite'
     CONF.set_override('connection', 'sqlite:///%s' % path, group='database')
     manager.bind_objects_to_database()
     engine = session.get_engine()
-    models.Base.metadata.create_all(engine)
+    migration.upgrade('head', engine=engine)
     return engine
 
 

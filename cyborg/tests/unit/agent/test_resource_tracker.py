@@ -31,7 +31,7 @@ def test_a_failing_driver_is_reported_not_raised():
     class Broken:
         name = 'broken'
 
-        def discover(self, host):
+        def discover(self, ctx):
             raise OSError('sysfs went away')
 
     tracker.drivers['broken_driver'] = Broken()

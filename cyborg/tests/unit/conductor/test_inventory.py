@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from cyborg import states
 from cyborg.conductor import inventory
 from cyborg.db import models
+from cyborg.drivers import base
 from cyborg.drivers import fake
 from cyborg.drivers import report
 
@@ -17,7 +18,8 @@ def _report(host='node1', count=1, per_device=4, override=None):
         override('device_count', count, group='fake_driver')
         override('accelerators_per_device', per_device, group='fake_driver')
     return report.HostReport(host=host,
-                             devices=fake.FakeDriver().discover(host))
+                             devices=fake.FakeDriver().discover(
+                                 base.DiscoveryContext(host)))
 
 
 def _rows(engine, model):

@@ -1,11 +1,13 @@
 """Tests of the fake driver and the report wire format."""
 
+from cyborg.drivers import base
 from cyborg.drivers import fake
 from cyborg.drivers import report
 
 
 def test_default_matches_upstream_fake_device(override):
-    (dev,) = fake.FakeDriver().discover('compute-1.example')
+    ctx = base.DiscoveryContext('compute-1.example')
+    (dev,) = fake.FakeDriver().discover(ctx)
     assert (dev.type, dev.vendor) == ('FPGA', '0xABCD')
     assert dev.controlpath.cpid_info == {'domain': '0000', 'bus': '0c',
                                          'device': '00', 'function': '0'}
@@ -19,7 +21,7 @@ def test_default_matches_upstream_fake_device(override):
 def test_device_count_is_configurable(override):
     override('device_count', 3, group='fake_driver')
     override('accelerators_per_device', 2, group='fake_driver')
-    devices = fake.FakeDriver().discover('h')
+    devices = fake.FakeDriver().discover(base.DiscoveryContext('h'))
     assert len(devices) == 3
     assert len({d.controlpath.key for d in devices}) == 3
     assert len({d.deployables[0].name for d in devices}) == 3
@@ -28,6 +30,7 @@ def test_device_count_is_configurable(override):
 
 def test_report_round_trip(override):
     override('device_count', 2, group='fake_driver')
-    original = report.HostReport('h', fake.FakeDriver().discover('h'))
+    devices = fake.FakeDriver().discover(base.DiscoveryContext('h'))
+    original = report.HostReport('h', devices)
     assert report.HostReport.from_primitive(
         original.to_primitive()) == original
