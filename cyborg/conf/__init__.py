@@ -8,10 +8,16 @@ from cyborg.conf import conductor
 from cyborg.conf import database
 from cyborg.conf import default
 from cyborg.conf import drivers
+from cyborg.conf import fpga
+from cyborg.conf import gpu
+from cyborg.conf import npu
+from cyborg.conf import pci
+from cyborg.conf import qat
 
 CONF = cfg.CONF
 
 # NOTE(conf): order does not matter, but every group registers itself here
 # and nowhere else, so importing a module never changes CONF behind our back.
-for _module in (default, api, agent, conductor, database, drivers):
+for _module in (default, api, agent, conductor, database, drivers, pci,
+                gpu, fpga, qat, npu):
     _module.register_opts(CONF)

@@ -6,8 +6,14 @@ from cyborg.conf import conductor
 from cyborg.conf import database
 from cyborg.conf import default
 from cyborg.conf import drivers
+from cyborg.conf import fpga
+from cyborg.conf import gpu
+from cyborg.conf import npu
+from cyborg.conf import pci
+from cyborg.conf import qat
 
-_MODULES = (default, api, agent, conductor, database, drivers)
+_MODULES = (default, api, agent, conductor, database, drivers, pci,
+                gpu, fpga, qat, npu)
 
 
 def list_opts():

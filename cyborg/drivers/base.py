@@ -69,8 +69,13 @@ class AcceleratorDriver(abc.ABC):
         """Undo ``install`` before the device is released; default: none."""
         return None
 
-    def program(self, deployable, image_path):
-        """Load a bitstream or firmware image onto a deployable."""
+    def program(self, device, deployable, image_path):
+        """Load a bitstream or firmware image onto a deployable.
+
+        :param device: the ``report.Device`` that holds the deployable.
+        :param deployable: the ``report.Deployable`` to program.
+        :param image_path: a local file with the image to load.
+        """
         raise exception.DriverOperationNotSupported(driver=self.name,
                                                     operation='program')
 
