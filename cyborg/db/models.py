@@ -58,6 +58,9 @@ class Device(Base):
     status: orm.Mapped[str] = orm.mapped_column(sa.String(30),
                                                 nullable=False)
     driver_name: orm.Mapped[str | None] = orm.mapped_column(sa.String(100))
+    # JSON list of what the backend offers ('crypto.sym', 'vgpu:<type>'...).
+    services: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    status_reason: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
 
     deployables: orm.Mapped[list['Deployable']] = orm.relationship(
         back_populates='device', cascade='all, delete-orphan',
@@ -242,3 +245,8 @@ class Service(Base):
         sa.Boolean, nullable=False, default=False)
     disabled_reason: orm.Mapped[str | None] = orm.mapped_column(
         sa.String(255))
+    # Agents only: the generation of the last inventory the conductor
+    # applied, the agent's report interval and its enabled drivers (JSON).
+    report_generation: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    report_interval: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    drivers: orm.Mapped[str | None] = orm.mapped_column(sa.Text)

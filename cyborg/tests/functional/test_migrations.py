@@ -18,6 +18,10 @@ def engine(request):
             engine.dispose()
 
 
+def test_stairway(engine):
+    checks.check_stairway(engine)
+
+
 def test_walk(engine):
     checks.check_walk(engine)
 

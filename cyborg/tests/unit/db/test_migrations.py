@@ -42,6 +42,32 @@ def tables(engine: sa.Engine) -> set[str]:
     return set(sa.inspect(engine).get_table_names())
 
 
+def revisions() -> list[str]:
+    """Every revision id from the first to the head."""
+    from alembic import script as alembic_script
+    scripts = alembic_script.ScriptDirectory.from_config(
+        migration._config())
+    return [rev.revision for rev in reversed(list(
+        scripts.walk_revisions()))]
+
+
+def check_stairway(engine: sa.Engine) -> None:
+    """Each revision up, down to its parent and up again, in order."""
+    previous = None
+    for rev in revisions():
+        migration.upgrade(rev, engine=engine)
+        assert migration.version(engine) == rev
+        migration.downgrade(previous or 'base', engine=engine)
+        assert migration.version(engine) == previous
+        migration.upgrade(rev, engine=engine)
+        previous = rev
+    assert previous == migration.head()
+
+
+def test_stairway(engine):
+    check_stairway(engine)
+
+
 def check_walk(engine: sa.Engine) -> None:
     """Empty -> head -> base -> head, checking the revision and tables."""
     head = migration.head()
