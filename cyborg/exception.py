@@ -124,6 +124,20 @@ class DuplicateEntry(Conflict):
     msg_fmt = 'A %(resource)s with %(columns)s %(value)s already exists.'
 
 
+class GenerationConflict(Conflict):
+    msg_fmt = ('The inventory of host %(host)s is no longer at generation '
+               '%(generation)s; send it whole.')
+
+
+class DeviceStateConflict(Conflict):
+    msg_fmt = ('Device %(uuid)s is %(status)s; it must be %(expected)s to '
+               '%(action)s it.')
+
+
+class AgentUnavailable(ServiceUnavailable):
+    msg_fmt = 'The agent of host %(host)s did not answer: %(reason)s'
+
+
 class ObjectActionError(CyborgException):
     msg_fmt = 'Object action %(action)s failed because: %(reason)s'
 

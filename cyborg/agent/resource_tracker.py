@@ -51,6 +51,14 @@ class ResourceTracker:
                  else driver_names)
         self.drivers = load_drivers(names)
 
+    def driver_named(self, name):
+        """The loaded driver whose ``name`` (or entry point) is ``name``."""
+        for entry_point, driver in self.drivers.items():
+            if name in (driver.name, entry_point):
+                return driver
+        raise exception.DriverError(driver=name,
+                                    reason='driver not enabled on this host')
+
     def discover(self):
         """One discovery pass over all drivers, sharing one sysfs scan.
 

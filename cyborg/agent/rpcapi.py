@@ -16,9 +16,10 @@ class AgentAPI:
     API version history:
 
     * 1.0 - Initial version: discover.
+    * 1.1 - install_device.
     """
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -28,3 +29,14 @@ class AgentAPI:
         """Run a discovery pass on ``host`` now and return its summary."""
         cctxt = self.client.prepare(server=host)
         return cctxt.call(context, 'discover')
+
+    def install_device(self, context, host, driver_name, cpid_type,
+                       cpid_info):
+        """Run the driver's install step for one device of ``host``.
+
+        :param cpid_info: the device's control path info (JSON string).
+        """
+        cctxt = self.client.prepare(server=host, version='1.1',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'install_device', driver_name=driver_name,
+                          cpid_type=cpid_type, cpid_info=cpid_info)

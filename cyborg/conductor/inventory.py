@@ -1,7 +1,8 @@
-"""Applies agents' inventory reports to the database in one transaction."""
+"""Applies agents' inventory reports (whole or delta) in one transaction."""
 
 import json
 
+from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -9,9 +10,14 @@ from sqlalchemy import orm
 
 from cyborg import states
 from cyborg.db import models
+from cyborg.db import services as service_queries
 from cyborg.db.session import main
 
+CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
+
+AGENT_BINARY = 'cyborg-agent'
+UNHEALTHY = 'unhealthy: '
 
 
 def _json(value):
@@ -32,12 +38,63 @@ def _load_host(session, host):
     ).all()
 
 
-def _device_key(cpid_type, cpid_info):
+def device_key(cpid_type, cpid_info):
+    """Identity of a device on its host; cpid_info as stored (JSON)."""
     return (cpid_type, cpid_info)
 
 
+class _HostInventory:
+    """The devices of one host, changed in place within one session."""
+
+    def __init__(self, session, host):
+        self.session = session
+        self.host = host
+        self.devices = {}
+        for device in _load_host(session, host):
+            for cpid in device.controlpath_ids:
+                self.devices[device_key(cpid.cpid_type,
+                                        cpid.cpid_info)] = device
+        self.changed = False
+        self.new = []
+
+    def upsert(self, reported):
+        key = device_key(reported.controlpath.cpid_type,
+                         _json(reported.controlpath.cpid_info))
+        device = self.devices.get(key)
+        if device is None:
+            self.devices[key] = device = _add_device(self.session, self.host,
+                                                     reported)
+            self.new.append(device)
+            self.changed = True
+        else:
+            self.changed |= _update_device(device, reported)
+        return key
+
+    def remove(self, key):
+        device = self.devices.get(key)
+        if device is not None:
+            self.changed |= _remove_device(self.session, device)
+
+    def result(self, generation):
+        self.session.flush()
+        activate = []
+        if CONF.conductor.auto_activate_new_devices:
+            activate = [d.uuid for d in self.new
+                        if d.status == states.DEVICE_INACTIVE]
+        return {
+            'changed': self.changed,
+            'generation': generation,
+            'activate': activate,
+            'devices': [{'uuid': d.uuid, 'controlpath': list(k),
+                         'status': d.status}
+                        for k, d in sorted(self.devices.items())
+                        if sa.inspect(d).persistent],
+        }
+
+
 @main.writer
-def apply_report(context, report, failed_drivers=()):
+def apply_report(context, report, failed_drivers=(), generation=None,
+                 details=None):
     """Make the database hold exactly what ``report`` says of its host.
 
     Devices are matched by control path, deployables by name, attributes by
@@ -45,48 +102,59 @@ def apply_report(context, report, failed_drivers=()):
     pass are left alone; a vanished device that still has handles in use is
     kept and marked lost instead of deleted.
 
-    :returns: ``{'devices': [{uuid, controlpath, status}], 'changed': bool}``
+    :param details: the agent's ``version``, ``drivers`` and
+        ``report_interval``, recorded with its liveness.
+    :returns: ``{'changed', 'generation', 'activate', 'devices'}``
     """
-    session = context.session
-    existing = {}
-    for device in _load_host(session, report.host):
-        for cpid in device.controlpath_ids:
-            existing[_device_key(cpid.cpid_type, cpid.cpid_info)] = device
-    changed = False
-    seen = set()
-    for reported in report.devices:
-        key = _device_key(reported.controlpath.cpid_type,
-                          _json(reported.controlpath.cpid_info))
-        seen.add(key)
-        device = existing.get(key)
-        if device is None:
-            device = _add_device(session, report.host, reported)
-            existing[key] = device
-            changed = True
-        else:
-            changed |= _update_device(session, device, reported)
-    for key, device in existing.items():
-        if key in seen or device.driver_name in failed_drivers:
-            continue
-        changed |= _remove_device(session, device)
-    session.flush()
-    return {
-        'changed': changed,
-        'devices': [{'uuid': d.uuid, 'controlpath': list(k),
-                     'status': d.status}
-                    for k, d in sorted(existing.items())
-                    if sa.inspect(d).persistent],
-    }
+    inventory = _HostInventory(context.session, report.host)
+    seen = {inventory.upsert(reported) for reported in report.devices}
+    for key, device in list(inventory.devices.items()):
+        if key not in seen and device.driver_name not in failed_drivers:
+            inventory.remove(key)
+    _record(context, report.host, generation, None, details)
+    return inventory.result(generation)
+
+
+@main.writer
+def apply_delta(context, host, changed, removed, base_generation,
+                generation, details=None):
+    """Apply only what changed since ``base_generation``.
+
+    :param changed: ``report.Device`` objects added or changed.
+    :param removed: device keys ``(cpid_type, cpid_info JSON)`` now gone.
+    :raises GenerationConflict: the host's stored generation is not
+        ``base_generation``; nothing is written.
+    """
+    _record(context, host, generation, base_generation, details)
+    inventory = _HostInventory(context.session, host)
+    for reported in changed:
+        inventory.upsert(reported)
+    for key in removed:
+        inventory.remove(tuple(key))
+    return inventory.result(generation)
+
+
+def _record(context, host, generation, base_generation, details):
+    details = details or {}
+    service_queries.record_report(
+        context, host, AGENT_BINARY, generation,
+        base_generation=base_generation, version=details.get('version'),
+        drivers=details.get('drivers'),
+        report_interval=details.get('report_interval'))
 
 
 def _add_device(session, host, reported):
+    status, reason = states.DEVICE_INACTIVE, None
+    if reported.fault:
+        status, reason = states.DEVICE_ERROR, UNHEALTHY + reported.fault
     device = models.Device(
         uuid=uuidutils.generate_uuid(), type=reported.type,
         vendor=reported.vendor, model=reported.model,
         std_board_info=_json(reported.std_board_info),
         vendor_board_info=_json(reported.vendor_board_info),
-        hostname=host, status=states.DEVICE_INACTIVE,
-        driver_name=reported.driver_name)
+        hostname=host, status=status, status_reason=reason[:255]
+        if reason else None, driver_name=reported.driver_name,
+        services=_json(sorted(reported.services)))
     cpid = models.ControlpathID(
         uuid=uuidutils.generate_uuid(),
         cpid_type=reported.controlpath.cpid_type,
@@ -129,17 +197,14 @@ def _set(row, **values):
     return changed
 
 
-def _update_device(session, device, reported):
+def _update_device(device, reported):
     changed = _set(device, type=reported.type, vendor=reported.vendor,
                    model=reported.model,
                    std_board_info=_json(reported.std_board_info),
                    vendor_board_info=_json(reported.vendor_board_info),
-                   driver_name=reported.driver_name)
-    if device.status == states.DEVICE_LOST:
-        # NOTE(inventory): a lost device that comes back starts over as
-        # inactive; the operator decides when it is ready again.
-        device.status = states.DEVICE_INACTIVE
-        changed = True
+                   driver_name=reported.driver_name,
+                   services=_json(sorted(reported.services)))
+    changed |= _update_health(device, reported.fault)
     cpid = device.controlpath_ids[0]
     by_name = {dep.name: dep for dep in device.deployables}
     reported_names = set()
@@ -159,6 +224,23 @@ def _update_device(session, device, reported):
             device.deployables.remove(row)
             changed = True
     return changed
+
+
+def _update_health(device, fault):
+    """Status changes that follow what the driver says of health."""
+    if device.status == states.DEVICE_LOST:
+        # NOTE(inventory): a lost device that comes back starts over as
+        # inactive; the operator decides when it is ready again.
+        return _set(device, status=states.DEVICE_INACTIVE, status_reason=None)
+    if fault:
+        reason = (UNHEALTHY + fault)[:255]
+        return _set(device, status=states.DEVICE_ERROR, status_reason=reason)
+    if (device.status == states.DEVICE_ERROR and
+            (device.status_reason or '').startswith(UNHEALTHY)):
+        # NOTE(inventory): healthy again after a fault the driver reported;
+        # an operator activates it again, as a new device.
+        return _set(device, status=states.DEVICE_INACTIVE, status_reason=None)
+    return False
 
 
 def _sync_attributes(row, wanted):

@@ -7,11 +7,14 @@ import oslo_messaging as messaging
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import version
+from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import inventory
+from cyborg.conductor import lifecycle
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 from cyborg.drivers import report as driver_report
 from cyborg.objects import base as objects_base
+from cyborg.objects import device as device_obj
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -28,11 +31,19 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, host):
         self.host = host
+        self._agent_api = None
         bind_objects_to_database()
+
+    @property
+    def agent_api(self):
+        # NOTE(conductor): built on first use, once the transport exists.
+        if self._agent_api is None:
+            self._agent_api = agent_rpcapi.AgentAPI()
+        return self._agent_api
 
     def init_host(self):
         dbapi.check_connection()
@@ -42,6 +53,8 @@ class ConductorManager:
                 option='[database] connection',
                 reason='the schema is at revision %s but this release needs '
                        '%s; run "cyborg-dbsync upgrade"' % (current, head))
+        lifecycle.recover_activations(cyborg_context.get_admin_context(),
+                                      CONF.conductor.agent_rpc_timeout)
         self._heartbeat()
 
     def periodic_tasks(self):
@@ -97,15 +110,41 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def report_data(self, context, host, report):
+        """A whole inventory: the database is made to match it."""
         parsed = driver_report.HostReport.from_primitive(report)
         if parsed.host != host:
             raise exception.Invalid(
                 reason='report of host %s sent as %s' % (parsed.host, host))
-        result = inventory.apply_report(
-            context, parsed, failed_drivers=report.get('failed_drivers', ()))
-        dbapi.services.heartbeat(context, host, 'cyborg-agent',
-                                 version=report.get('version'))
-        return result
+        return inventory.apply_report(
+            context, parsed, failed_drivers=report.get('failed_drivers', ()),
+            generation=report.get('generation'), details=_details(report))
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def report_delta(self, context, host, delta):
+        """What changed since the generation the agent last had applied."""
+        changed = driver_report.HostReport.from_primitive(
+            {'host': host, 'devices': delta.get('changed', [])}).devices
+        return inventory.apply_delta(
+            context, host, changed, delta.get('removed', []),
+            base_generation=delta['base_generation'],
+            generation=delta['generation'], details=_details(delta))
 
     def heartbeat(self, context, host, binary, version):
         dbapi.services.heartbeat(context, host, binary, version=version)
+
+    def agent_heartbeat(self, context, host, generation):
+        """An unchanged agent; returns whether its generation is ours."""
+        return dbapi.services.agent_heartbeat(context, host,
+                                              inventory.AGENT_BINARY,
+                                              generation)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def activate_device(self, context, uuid):
+        device = lifecycle.activate(context, uuid, self.agent_api)
+        return device_obj.Device._from_db_object(
+            device_obj.Device(context), device, context)
+
+
+def _details(report):
+    return {name: report.get(name)
+            for name in ('version', 'drivers', 'report_interval')}

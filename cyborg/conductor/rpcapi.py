@@ -14,9 +14,11 @@ class ConductorAPI:
     API version history:
 
     * 1.0 - Initial version: object indirection, report_data, heartbeat.
+    * 1.1 - report_delta, agent_heartbeat, activate_device; reports carry
+      a generation.
     """
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     def __init__(self, topic=None):
         target = messaging.Target(topic=topic or CONF.conductor.topic,
@@ -52,6 +54,31 @@ class ConductorAPI:
         """
         cctxt = self.client.prepare(timeout=timeout)
         return cctxt.call(context, 'report_data', host=host, report=report)
+
+    def report_delta(self, context, host, delta, timeout=None):
+        """Send what changed since the generation the conductor last applied.
+
+        :raises GenerationConflict: the conductor holds another generation;
+            the agent must send its whole inventory with ``report_data``.
+        """
+        cctxt = self.client.prepare(version='1.1', timeout=timeout)
+        return cctxt.call(context, 'report_delta', host=host, delta=delta)
+
+    def agent_heartbeat(self, context, host, generation, timeout=None):
+        """Liveness of an unchanged agent.
+
+        :returns: False when the conductor does not hold ``generation`` of
+            this host's inventory; the agent then sends it whole.
+        """
+        cctxt = self.client.prepare(version='1.1', timeout=timeout)
+        return cctxt.call(context, 'agent_heartbeat', host=host,
+                          generation=generation)
+
+    def activate_device(self, context, uuid):
+        """Have the device's agent prepare it, then mark it ready."""
+        cctxt = self.client.prepare(
+            version='1.1', timeout=CONF.conductor.agent_rpc_timeout + 30)
+        return cctxt.call(context, 'activate_device', uuid=uuid)
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

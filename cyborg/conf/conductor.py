@@ -16,6 +16,19 @@ opts = [
         min=1,
         help='Seconds after its last report when a service is considered '
              'down. Keep it above twice [agent] report_interval.'),
+    cfg.BoolOpt(
+        'auto_activate_new_devices',
+        default=False,
+        help='Activate newly discovered devices at once: the agent runs the '
+             'driver\'s install step and the device becomes ready without '
+             'an operator. By default a new device stays inactive (its '
+             'capacity reserved) until an operator activates it.'),
+    cfg.IntOpt(
+        'agent_rpc_timeout',
+        default=120,
+        min=1,
+        help='Seconds the conductor waits for an agent to finish host-side '
+             'work such as a driver\'s install step.'),
     cfg.IntOpt(
         'heartbeat_interval',
         default=30,

@@ -1,16 +1,73 @@
-"""Options of the [gpu_devices] group."""
+"""Options of the [gpu_devices] group and the per-type [vgpu_<type>]."""
 
 from oslo_config import cfg
 
 GROUP = cfg.OptGroup(
     'gpu_devices', title='NVIDIA GPU driver (nvidia_gpu_driver) options')
 
-opts = []
+opts = [
+    cfg.ListOpt(
+        'enabled_vgpu_types',
+        default=[],
+        help='Mediated device types (for example nvidia-222) the NVIDIA GPU '
+             'driver offers as vGPUs (resource class VGPU). For each type a '
+             'group [vgpu_<type>] may list in device_addresses the GPUs, or '
+             'their SR-IOV VFs, that offer it. A GPU that offers an enabled '
+             'type is not offered as a whole (PGPU) any more. Empty: every '
+             'GPU is offered as a PGPU.'),
+    cfg.BoolOpt(
+        'filter_sriov_vfs',
+        default=True,
+        help='Do not offer the SR-IOV virtual functions of GPUs as PGPUs; '
+             'the physical GPU is offered instead. When false, the VFs of a '
+             'GPU that has them are offered one by one in place of the '
+             'physical GPU. VFs are still used as vGPU parents.'),
+]
+
+VGPU_GROUP_PREFIX = 'vgpu_'
+
+vgpu_opts = [
+    cfg.ListOpt(
+        'device_addresses',
+        default=[],
+        help='PCI addresses (for example 0000:3b:00.0) of the GPUs, or of '
+             'their SR-IOV VFs, that offer this vGPU type. A GPU address '
+             'also selects its VFs. Empty: every GPU that has the type.'),
+]
 
 
 def register_opts(conf):
     conf.register_group(GROUP)
     conf.register_opts(opts, group=GROUP)
+
+
+def vgpu_group_name(vgpu_type):
+    return VGPU_GROUP_PREFIX + vgpu_type
+
+
+def register_dynamic_opts(conf):
+    """Register a [vgpu_<type>] group for each of enabled_vgpu_types.
+
+    The group names depend on another option's value, so they are known
+    only after the configuration is parsed (as Nova's [vgpu_<type>]).
+    Registering again is harmless.
+    """
+    for vgpu_type in conf.gpu_devices.enabled_vgpu_types:
+        _register_vgpu_group(conf, vgpu_type)
+
+
+def _register_vgpu_group(conf, vgpu_type):
+    group = cfg.OptGroup(vgpu_group_name(vgpu_type),
+                         title='vGPU type %s' % vgpu_type)
+    conf.register_group(group)
+    conf.register_opts(vgpu_opts, group=group)
+    return group
+
+
+def device_addresses(conf, vgpu_type):
+    """The configured [vgpu_<type>] device_addresses of one vGPU type."""
+    group = _register_vgpu_group(conf, vgpu_type)
+    return list(conf[group.name].device_addresses)
 
 
 def list_opts():

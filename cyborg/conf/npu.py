@@ -5,7 +5,20 @@ from oslo_config import cfg
 GROUP = cfg.OptGroup(
     'huawei_ascend', title='Huawei Ascend driver (huawei_ascend_driver)')
 
-opts = []
+opts = [
+    cfg.ListOpt(
+        'device_ids',
+        default=['d100', 'd500', 'd801', 'd802'],
+        help='PCI device ids (hex, vendor 19e5) of the Ascend NPUs the '
+             'driver claims: d100 Ascend 310, d500 Ascend 310P, d801 '
+             'Ascend 910, d802 Ascend 910B.'),
+    cfg.StrOpt(
+        'resource_class',
+        default='CUSTOM_NPU',
+        help='Placement resource class of the Ascend deployables: a '
+             'standard class or a custom one (the CUSTOM_ prefix is added '
+             'when missing).'),
+]
 
 
 def register_opts(conf):

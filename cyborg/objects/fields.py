@@ -9,6 +9,7 @@ DateTimeField = fields.DateTimeField
 DictOfStringsField = fields.DictOfStringsField
 IntegerField = fields.IntegerField
 ListOfDictOfNullableStringsField = fields.ListOfDictOfNullableStringsField
+ListOfStringsField = fields.ListOfStringsField
 StringField = fields.StringField
 UUIDField = fields.UUIDField
 

@@ -1,8 +1,10 @@
 """Service: liveness of one conductor or agent process."""
 
 import datetime
+import json
 
 from oslo_config import cfg
+from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 
 from cyborg.objects import base
@@ -15,7 +17,8 @@ CONF = cfg.CONF
 class Service(base.CyborgObject, base.CyborgPersistentObject,
               ovo_base.VersionedObjectDictCompat):
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: report_generation, report_interval, drivers
+    VERSION = '1.1'
 
     fields = {
         'id': fields.IntegerField(nullable=False),
@@ -27,7 +30,27 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
         'last_seen_up': fields.DateTimeField(nullable=True),
         'disabled': fields.BooleanField(nullable=False),
         'disabled_reason': fields.StringField(nullable=True),
+        'report_generation': fields.IntegerField(nullable=True),
+        'report_interval': fields.IntegerField(nullable=True),
+        'drivers': fields.ListOfStringsField(nullable=False, default=[]),
     }
+
+    @classmethod
+    def db_excluded_fields(cls):
+        return ('drivers',)
+
+    @classmethod
+    def _from_db_object(cls, obj, db_row, context=None):
+        super()._from_db_object(obj, db_row, context)
+        obj.drivers = json.loads(db_row.drivers) if db_row.drivers else []
+        obj.obj_reset_changes(['drivers'])
+        return obj
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            for name in ('report_generation', 'report_interval', 'drivers'):
+                primitive.pop(name, None)
 
     @ovo_base.remotable_classmethod
     def heartbeat(cls, context, host, binary, topic=None, version=None):
@@ -45,10 +68,20 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
                                  cls.dbapi.services.list(context, binary))
 
     @property
-    def is_up(self):
-        """Whether the service reported within [conductor] service_down_time.
+    def down_after(self):
+        """Seconds of silence after which the service counts as down.
+
+        Three report intervals for an agent that said its interval, else
+        ``[conductor] service_down_time``.
         """
+        if self.obj_attr_is_set('report_interval') and self.report_interval:
+            return 3 * self.report_interval
+        return CONF.conductor.service_down_time
+
+    @property
+    def is_up(self):
+        """Whether the service reported recently enough (``down_after``)."""
         if self.last_seen_up is None:
             return False
         age = datetime.datetime.now(datetime.timezone.utc) - self.last_seen_up
-        return age.total_seconds() <= CONF.conductor.service_down_time
+        return age.total_seconds() <= self.down_after

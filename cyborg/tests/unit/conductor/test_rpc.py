@@ -17,8 +17,9 @@ from cyborg.objects import service as service_obj
 
 
 @pytest.fixture
-def services(db, override):
+def services(db, override, tmp_path):
     override('transport_url', 'fake:/')
+    override('state_path', str(tmp_path))
     override('report_interval', 3600, group='agent')
     rpc.cleanup()
     conductor = service.RPCService(

@@ -13,8 +13,8 @@ EXPECTED = {
     'Attribute': '1.0-dcddda2b95da6859965dbd1873716452',
     'ControlpathID': '1.0-d5cdb740fce9af883183a357b7053e4b',
     'Deployable': '1.0-64e24b18c5557ba5dd83fbbc3f0751a0',
-    'Device': '1.0-45a8dbb29ca245bc95afb9c806bdfa45',
-    'Service': '1.0-0eb9b63f5a06e080f1455aa628c65ff2',
+    'Device': '1.1-4f2937219ba6ece7672493e587a67fd8',
+    'Service': '1.1-20439694b01f4a9a029c43d4d265246e',
 }
 
 
@@ -30,3 +30,14 @@ def test_versions_match_fingerprints():
 def test_every_registered_object_is_listed():
     objects.register_all()
     assert set(base.CyborgObjectRegistry.obj_classes()) == set(EXPECTED)
+
+
+def test_device_backports_to_1_0(db, ctx):
+    from cyborg.objects import device
+    dev = device.Device(ctx, uuid='359c0990-0258-44fd-8b05-fc510ac3d022',
+                        type='GPU', vendor='0x10de', model='m',
+                        hostname='h', status='inactive',
+                        services=['gpu.compute'], status_reason=None)
+    primitive = dev.obj_to_primitive(target_version='1.0')
+    data = primitive['cyborg_object.data']
+    assert 'services' not in data and 'status_reason' not in data

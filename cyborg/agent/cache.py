@@ -1,0 +1,101 @@
+"""The agent's local record of the inventory the conductor last applied."""
+
+import json
+import os
+import tempfile
+
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+
+def device_key(device_primitive):
+    """The identity of a reported device (as a primitive) as a string."""
+    path = device_primitive['controlpath']
+    return json.dumps([path['cpid_type'],
+                       json.dumps(path['cpid_info'], sort_keys=True)])
+
+
+def key_of(device):
+    """The same identity for a ``report.Device``."""
+    return json.dumps(list(device.key))
+
+
+class ReportCache:
+    """What this host's conductor-side inventory holds, kept on disk.
+
+    ``generation`` and ``devices`` (device key → device primitive) change
+    only after the conductor applied a report, so while the conductor is
+    unreachable the agent keeps discovering and, when it returns, sends
+    the difference from what was last applied: nothing is lost and nothing
+    is sent twice. The file survives agent restarts.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.generation = None
+        self.devices = {}
+        self._load()
+
+    def _load(self):
+        try:
+            with open(self.path) as handle:
+                data = json.load(handle)
+            generation = data['generation']
+            devices = data['devices']
+            if not isinstance(devices, dict) or not isinstance(
+                    generation, int):
+                raise ValueError('unexpected layout')
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            # NOTE(agent): a damaged cache costs one whole report, never
+            # the agent; the conductor's copy is the reference.
+            LOG.warning('Ignoring unreadable report cache %s: %s', self.path,
+                        exc)
+            return
+        self.generation = generation
+        self.devices = devices
+
+    def diff(self, devices, keep_drivers=()):
+        """What changed between the applied inventory and ``devices``.
+
+        :param devices: device primitives found now.
+        :param keep_drivers: drivers that failed this pass; their cached
+            devices are not taken as removed.
+        :returns: ``(changed primitives, removed keys, current mapping)``
+        """
+        current = {device_key(dev): dev for dev in devices}
+        for key, dev in self.devices.items():
+            if key not in current and dev.get('driver_name') in keep_drivers:
+                current[key] = dev
+        changed = [dev for key, dev in current.items()
+                   if self.devices.get(key) != dev]
+        removed = [json.loads(key) for key in self.devices
+                   if key not in current]
+        return changed, removed, current
+
+    def applied(self, generation, current):
+        """Record that the conductor applied ``current`` at ``generation``.
+        """
+        self.generation = generation
+        self.devices = current
+        self._save()
+
+    def _save(self):
+        directory = os.path.dirname(self.path) or '.'
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix='.report-', dir=directory)
+        try:
+            with os.fdopen(fd, 'w') as handle:
+                json.dump({'generation': self.generation,
+                           'devices': self.devices}, handle, sort_keys=True)
+                handle.flush()
+                os.fsync(handle.fileno())
+            # NOTE(agent): rename is atomic, so a crash leaves the old cache
+            # or the new one, never half of either.
+            os.replace(tmp, self.path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise

@@ -1,0 +1,89 @@
+"""Device lifecycle in the conductor: activation through the agent."""
+
+import datetime
+
+from oslo_config import cfg
+from oslo_log import log as logging
+import oslo_messaging as messaging
+import sqlalchemy as sa
+
+from cyborg import exception
+from cyborg import states
+from cyborg.db import api as dbapi
+from cyborg.db import models
+from cyborg.db.session import main
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+ACTIVATION_FAILED = 'activation failed: '
+
+
+@main.writer
+def _swap(context, uuid, expected, status, reason=None):
+    """Compare-and-swap a device's status; returns whether it swapped."""
+    allowed = states.DEVICE_TRANSITIONS.get(expected, set())
+    if status not in allowed:
+        raise exception.DeviceStateConflict(uuid=uuid, status=expected,
+                                            expected='allowed', action=status)
+    return bool(context.session.execute(
+        sa.update(models.Device)
+        .where(models.Device.uuid == uuid, models.Device.status == expected)
+        .values(status=status, status_reason=reason,
+                updated_at=_now())).rowcount)
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def activate(context, uuid, agent_api):
+    """Run the driver's install step on the device's host; make it ready.
+
+    :raises DeviceNotFound: no such device.
+    :raises DeviceStateConflict: the device is not inactive.
+    :raises AgentUnavailable: the agent did not answer; the device stays
+        inactive.
+    """
+    device = dbapi.devices.get(context, uuid)
+    if not _swap(context, uuid, states.DEVICE_INACTIVE,
+                 states.DEVICE_ACTIVATING):
+        current = dbapi.devices.get(context, uuid)
+        raise exception.DeviceStateConflict(
+            uuid=uuid, status=current.status,
+            expected=states.DEVICE_INACTIVE, action='activate')
+    cpid = dbapi.controlpath_ids.list(context,
+                                      filters={'device_id': device.id})[0]
+    try:
+        agent_api.install_device(context, device.hostname,
+                                 device.driver_name, cpid.cpid_type,
+                                 cpid.cpid_info)
+    except exception.CyborgException as exc:
+        LOG.warning('Activation of device %s failed: %s', uuid, exc)
+        _swap(context, uuid, states.DEVICE_ACTIVATING, states.DEVICE_ERROR,
+              (ACTIVATION_FAILED + str(exc))[:255])
+    except messaging.MessagingException as exc:
+        _swap(context, uuid, states.DEVICE_ACTIVATING,
+              states.DEVICE_INACTIVE)
+        raise exception.AgentUnavailable(host=device.hostname,
+                                         reason=type(exc).__name__) from exc
+    else:
+        _swap(context, uuid, states.DEVICE_ACTIVATING, states.DEVICE_READY)
+        LOG.info('Device %s on %s is ready', uuid, device.hostname)
+    return dbapi.devices.get(context, uuid)
+
+
+@main.writer
+def recover_activations(context, older_than):
+    """Put back to inactive the activations a dead conductor left behind."""
+    cutoff = _now() - datetime.timedelta(seconds=older_than)
+    count = context.session.execute(
+        sa.update(models.Device)
+        .where(models.Device.status == states.DEVICE_ACTIVATING,
+               models.Device.updated_at < cutoff)
+        .values(status=states.DEVICE_INACTIVE, status_reason=None,
+                updated_at=_now())).rowcount
+    if count:
+        LOG.warning('%d device activations were interrupted; the devices '
+                    'are inactive again', count)
+    return count
