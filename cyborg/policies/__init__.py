@@ -1,10 +1,11 @@
 """Default policies, one module per resource; listed for oslo.policy."""
 
+from cyborg.policies import agent
 from cyborg.policies import base
 from cyborg.policies import deployable
 from cyborg.policies import device
 
-_MODULES = (base, device, deployable)
+_MODULES = (base, device, deployable, agent)
 
 
 def list_rules():

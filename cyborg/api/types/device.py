@@ -19,26 +19,34 @@ class Device(base.APIBase):
     vendor_board_info = wtypes.text
     hostname = wtypes.text
     status = wtypes.text
+    status_reason = wtypes.text
+    services = [wtypes.text]
     links = wtypes.wsattr([link.Link], readonly=True)
 
     _wsme_attr_order = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                         'vendor_board_info', 'hostname', 'status',
-                        'created_at', 'updated_at', 'links')
+                        'status_reason', 'services', 'created_at',
+                        'updated_at', 'links')
 
     _object_fields = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                      'vendor_board_info', 'hostname')
 
     @classmethod
-    def from_object(cls, obj, with_status=False):
+    def from_object(cls, obj, with_status=False, with_lifecycle=False):
         """The view of a Device object.
 
         :param with_status: include ``status`` (microversion 2.3 and later);
             otherwise the field is absent, not null.
+        :param with_lifecycle: include ``status_reason`` and ``services``
+            (2.4 and later).
         """
         extra = {'links': link.resource_links(RESOURCE, obj.uuid,
                                               bookmark=False)}
         if with_status:
             extra['status'] = obj.status
+        if with_lifecycle:
+            extra['status_reason'] = obj.status_reason
+            extra['services'] = list(obj.services)
         return super().from_object(obj, **extra)
 
 
@@ -48,6 +56,5 @@ class DeviceCollection(wtypes.Base):
     devices = [Device]
 
     @classmethod
-    def from_objects(cls, objs, with_status=False):
-        return cls(devices=[Device.from_object(obj, with_status=with_status)
-                            for obj in objs])
+    def from_objects(cls, objs, **view):
+        return cls(devices=[Device.from_object(obj, **view) for obj in objs])

@@ -4,6 +4,7 @@ import pecan
 from pecan import rest
 
 from cyborg.api import microversion
+from cyborg.api.controllers.v2 import agents
 from cyborg.api.controllers.v2 import deployables
 from cyborg.api.controllers.v2 import devices
 from cyborg.api.types import link
@@ -14,6 +15,7 @@ VERSION_ID = 'v2'
 class V2Controller(rest.RestController):
     """``GET /v2`` describes the version; resources hang below it."""
 
+    agents = agents.AgentsController()
     devices = devices.DevicesController()
     deployables = deployables.DeployablesController()
 

@@ -1,4 +1,4 @@
-"""``GET /v2/devices`` and ``GET /v2/devices/{uuid}``."""
+"""``/v2/devices``: list, show and (2.4) activate."""
 
 from oslo_utils import uuidutils
 import pecan
@@ -11,6 +11,7 @@ from cyborg.api import expose
 from cyborg.api import microversion
 from cyborg.api.types import base as types_base
 from cyborg.api.types import device as device_types
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.objects import device as device_obj
 
 # NOTE(devices): the legacy filters.field may name any column a client can
@@ -47,23 +48,44 @@ class DevicesController(rest.RestController):
                    wtypes.text, types_base.LegacyFilter,
                    ignore_extra_args=True)
     def get_all(self, type=None, vendor=None, hostname=None, filters=None):
-        with_status = microversion.at_least(2, 3)
+        view = _view()
         query = _list_filters(type, vendor, hostname, filters)
         context = pecan.request.context
         policy.authorize('cyborg:device:get_all', None, context)
         devices = device_obj.Device.list(context, filters=query)
-        return device_types.DeviceCollection.from_objects(
-            devices, with_status=with_status)
+        return device_types.DeviceCollection.from_objects(devices, **view)
 
     @expose.expose(device_types.Device, wtypes.text)
     def get_one(self, uuid):
-        with_status = microversion.at_least(2, 3)
-        if not uuidutils.is_uuid_like(uuid):
-            # NOTE(devices): nothing has that id, so it is not found (404)
-            # rather than a malformed request.
-            raise exception.DeviceNotFound(uuid=uuid)
+        view = _view()
+        _check_uuid(uuid)
         context = pecan.request.context
         policy.authorize('cyborg:device:get_one', None, context)
         device = device_obj.Device.get(context, uuid)
-        return device_types.Device.from_object(device,
-                                               with_status=with_status)
+        return device_types.Device.from_object(device, **view)
+
+    @expose.expose(device_types.Device, wtypes.text, wtypes.text)
+    def post(self, uuid, action):
+        """``POST /v2/devices/{uuid}/activate`` (2.4): prepare, then ready.
+        """
+        if action != 'activate' or not microversion.at_least(2, 4):
+            raise exception.NotFound(
+                'No such action: POST /v2/devices/{uuid}/%s' % action)
+        _check_uuid(uuid)
+        context = pecan.request.context
+        policy.authorize('cyborg:device:activate', None, context)
+        device = conductor_rpcapi.ConductorAPI().activate_device(context,
+                                                                 uuid)
+        return device_types.Device.from_object(device, **_view())
+
+
+def _view():
+    return {'with_status': microversion.at_least(2, 3),
+            'with_lifecycle': microversion.at_least(2, 4)}
+
+
+def _check_uuid(uuid):
+    if not uuidutils.is_uuid_like(uuid):
+        # NOTE(devices): nothing has that id, so it is not found (404)
+        # rather than a malformed request.
+        raise exception.DeviceNotFound(uuid=uuid)

@@ -14,9 +14,9 @@ from cyborg.tests.unit.api.conftest import version_header
     ('', (2, 0)),
     ('accelerator 2.3', (2, 3)),
     ('ACCELERATOR 2.1', (2, 1)),
-    ('accelerator latest', (2, 3)),
+    ('accelerator latest', (2, 4)),
     ('2.2', (2, 2)),
-    ('latest', (2, 3)),
+    ('latest', (2, 4)),
     ('compute 2.90', (2, 0)),
     ('compute 2.90, accelerator 2.2', (2, 2)),
 ])
@@ -41,10 +41,14 @@ def test_parse_refuses(value, error):
 
 def test_versions_list_is_the_single_source():
     versions = [entry.version for entry in microversion.VERSIONS]
-    assert versions == ['2.0', '2.1', '2.2', '2.3']
+    # Upstream's versions stay as they are; ours follow with no gap.
+    assert versions[:4] == ['2.0', '2.1', '2.2', '2.3']
+    minors = [int(v.split('.')[1]) for v in versions]
+    assert minors == list(range(len(versions)))
+    assert all(v.startswith('2.') for v in versions)
     assert all(entry.note for entry in microversion.VERSIONS)
     assert microversion.MIN_VERSION == (2, 0)
-    assert microversion.MAX_VERSION == (2, 3)
+    assert microversion.MAX_VERSION == (2, len(versions) - 1)
 
 
 def test_bare_header_logs_a_deprecation(caplog):
@@ -56,7 +60,7 @@ def test_bare_header_logs_a_deprecation(caplog):
     (None, 'accelerator 2.0'),
     ('accelerator 2.3', 'accelerator 2.3'),
     ('2.1', 'accelerator 2.1'),
-    ('accelerator latest', 'accelerator 2.3'),
+    ('accelerator latest', 'accelerator 2.4'),
 ])
 def test_response_headers(api, value, echoed):
     headers = dict(ADMIN)
@@ -65,7 +69,7 @@ def test_response_headers(api, value, echoed):
     response = api.get('/v2/devices', headers=headers)
     assert response.headers['OpenStack-API-Version'] == echoed
     assert response.headers['OpenStack-API-Minimum-Version'] == '2.0'
-    assert response.headers['OpenStack-API-Maximum-Version'] == '2.3'
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.4'
     assert response.headers['Vary'] == 'OpenStack-API-Version'
 
 
@@ -82,7 +86,7 @@ def test_unacceptable_version_is_406(api, value):
     assert response.status_int == 406
     assert fault(response)['faultcode'] == 'Client'
     assert response.headers['OpenStack-API-Minimum-Version'] == '2.0'
-    assert response.headers['OpenStack-API-Maximum-Version'] == '2.3'
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.4'
     assert 'OpenStack-API-Version' not in response.headers
 
 
