@@ -5,11 +5,7 @@ import time
 import pytest
 
 from cyborg import exception
-from cyborg import rpc
-from cyborg import service
-from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
-from cyborg.conductor import manager as conductor_manager
 from cyborg.objects import deployable
 from cyborg.objects import device
 from cyborg.objects import indirection
@@ -17,23 +13,9 @@ from cyborg.objects import service as service_obj
 
 
 @pytest.fixture
-def services(db, override, tmp_path):
-    override('transport_url', 'fake:/')
-    override('state_path', str(tmp_path))
-    override('report_interval', 3600, group='agent')
-    rpc.cleanup()
-    conductor = service.RPCService(
-        conductor_manager.ConductorManager('ctl'), 'cyborg-conductor', 'ctl',
-        conductor_manager.BINARY)
-    agent = service.RPCService(agent_manager.AgentManager('node1'),
-                               agent_rpcapi.TOPIC, 'node1',
-                               agent_manager.BINARY)
-    conductor.start()
-    agent.start()
-    yield conductor, agent
-    agent.stop()
-    conductor.stop()
-    rpc.cleanup()
+def services(stack):
+    """A conductor and an agent whose periodic report runs at start."""
+    return stack(periodic=True)
 
 
 def _wait(predicate, timeout=10):

@@ -9,6 +9,7 @@ import pytest
 from cyborg.conf import gpu as gpu_conf
 from cyborg.drivers import base
 from cyborg.drivers import nvidia_gpu
+from cyborg.drivers import sysfs
 from cyborg.tests.fixtures import gpu_fpga_hosts
 from cyborg.tests.fixtures import pci_hosts
 
@@ -21,19 +22,14 @@ A100_VFS = ['0000:af:00.4', '0000:af:00.5', '0000:af:00.6', '0000:af:00.7']
 
 
 def _pci(address):
-    domain, bus, rest = address.split(':')
-    slot, function = rest.split('.')
-    return {'domain': domain, 'bus': bus, 'device': slot,
-            'function': function}
+    return sysfs.PciAddress.parse(address).as_dict()
 
 
 def _discover(root=None, host=HOST):
-    root = root or pci_hosts.committed('gpu-host')
-    devices = nvidia_gpu.NvidiaGpuDriver().discover(
-        base.DiscoveryContext(host, sysfs_root=root))
+    devices = pci_hosts.discover(nvidia_gpu.NvidiaGpuDriver(),
+                                 root or pci_hosts.committed('gpu-host'), host)
     pci_hosts.check_report(host, devices)
-    return {'%(domain)s:%(bus)s:%(device)s.%(function)s'
-            % dev.controlpath.cpid_info: dev for dev in devices}
+    return pci_hosts.by_address(devices)
 
 
 def _deployables(device):
@@ -81,10 +77,16 @@ def test_every_gpu_is_a_pgpu_by_default():
             info['device_id']) == (1, '120', 'nvidia', '0x20b0')
 
 
-def test_names_are_unique_across_hosts():
-    one = list(_discover(host='compute-1').values())
-    two = list(_discover(host='compute-2').values())
-    pci_hosts.check_report('both', one + two)
+def _names(devices):
+    return {dep.name for dev in devices.values() for dep in dev.deployables}
+
+
+def test_names_are_unique_across_hosts(vgpu):
+    vgpu({'nvidia-222': None, 'nvidia-471': None})
+    one = _names(_discover(host='compute-1'))
+    two = _names(_discover(host='compute-2'))
+    assert len(one) == len(two) == 6
+    assert not one & two
 
 
 def test_vgpu_types_of_a_t4(vgpu):
@@ -273,7 +275,7 @@ def test_a_malformed_gpu_is_skipped_alone(gpu_host, caplog, breakage, gone):
     caplog.set_level(logging.WARNING)
     devices = _discover(gpu_host)
     assert sorted(devices) == sorted({T4_VGPU, T4_PLAIN, A100} - {gone})
-    assert 'Skipping' in caplog.text or 'skipping' in caplog.text
+    assert 'kipping' in caplog.text and gone in caplog.text
 
 
 def test_unreadable_available_instances_skips_that_type(gpu_host, vgpu,

@@ -1,0 +1,44 @@
+"""Fixtures of the unit tests: conductor and agents over the fake transport.
+"""
+
+import pytest
+
+from cyborg import rpc
+from cyborg import service
+from cyborg.agent import manager as agent_manager
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import manager as conductor_manager
+
+
+@pytest.fixture
+def stack(db, override, tmp_path):
+    """A running conductor; call the fixture's value to start an agent.
+
+    The agent's periodic report is off unless asked for: tests run passes
+    themselves with ``agent.report()``.
+    """
+    override('transport_url', 'fake:/')
+    override('state_path', str(tmp_path))
+    override('report_interval', 3600, group='agent')
+    rpc.cleanup()
+    conductor = service.RPCService(
+        conductor_manager.ConductorManager('ctl'), 'cyborg-conductor', 'ctl',
+        conductor_manager.BINARY)
+    conductor.start()
+    agents = []
+
+    def start_agent(host='node1', periodic=False):
+        agent = agent_manager.AgentManager(host)
+        if not periodic:
+            agent.periodic_tasks = list
+        svc = service.RPCService(agent, agent_rpcapi.TOPIC, host,
+                                 agent_manager.BINARY)
+        svc.start()
+        agents.append(svc)
+        return agent
+
+    yield start_agent
+    for svc in agents:
+        svc.stop()
+    conductor.stop()
+    rpc.cleanup()
