@@ -80,9 +80,12 @@ def pci_health(device):
     tree = sysfs.Sysfs()
     fn_dir = tree.path('bus', 'pci', 'devices', address)
     vendor = tree.read('bus', 'pci', 'devices', address, 'vendor')
-    if vendor is None or vendor.lower() == '0xffff':
-        return base.Health(False, '%s fell off the bus (vendor reads %s)'
-                           % (address, vendor))
+    if vendor is None:
+        return base.Health(False, 'PCI function %s is gone from sysfs'
+                           % address)
+    if vendor.lower() == '0xffff':
+        return base.Health(False, '%s fell off the bus (vendor reads '
+                           '0xffff)' % address)
     try:
         with open(os.path.join(fn_dir, 'config'), 'rb') as config:
             head = config.read(2)

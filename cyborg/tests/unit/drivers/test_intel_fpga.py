@@ -8,7 +8,6 @@ import pytest
 from cyborg import exception
 from cyborg.drivers import base
 from cyborg.drivers import intel_fpga
-from cyborg.drivers import sysfs
 from cyborg.tests.fixtures import gpu_fpga_hosts as hosts
 from cyborg.tests.fixtures import pci_hosts
 
@@ -16,10 +15,6 @@ HOST = 'compute-1'
 D5005 = '0000:3b:00.0'
 ARRIA10 = '0000:5e:00.0'
 ARRIA10_VFS = ['0000:5e:00.1', '0000:5e:00.2']
-
-
-def _pci(address):
-    return sysfs.PciAddress.parse(address).as_dict()
 
 
 def _discover(root=None, host=HOST):
@@ -51,7 +46,7 @@ def test_pac_with_vfs():
     assert (dep.resource_class, dep.num_accelerators) == ('FPGA', 2)
     assert dep.driver_name == 'intel_fpga'
     assert [(h.attach_type, h.attach_info) for h in dep.attach_handles] == [
-        ('PCI', _pci(vf)) for vf in ARRIA10_VFS]
+        ('PCI', hosts.pci_info(vf)) for vf in ARRIA10_VFS]
     assert sorted(dep.traits) == sorted([
         'OWNER_CYBORG', 'CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_PAC_ARRIA10',
         'CUSTOM_FPGA_REGION_INTEL_69528DB6_EB31_577A_8C36_68F9FAA081F6',
@@ -70,7 +65,7 @@ def test_pac_without_vfs():
     (dep,) = pac.deployables
     assert dep.num_accelerators == 1
     assert [(h.attach_type, h.attach_info) for h in dep.attach_handles] == [
-        ('PCI', _pci(D5005))]
+        ('PCI', hosts.pci_info(D5005))]
     assert 'CUSTOM_FPGA_INTEL_PAC_D5005' in dep.traits
     assert ('CUSTOM_FPGA_FUNCTION_ID_INTEL_9F81BA12_1D38_4CC7_953A_'
             'DAFEEF45065B') in dep.traits

@@ -9,8 +9,7 @@ import pytest
 from cyborg.conf import gpu as gpu_conf
 from cyborg.drivers import base
 from cyborg.drivers import nvidia_gpu
-from cyborg.drivers import sysfs
-from cyborg.tests.fixtures import gpu_fpga_hosts
+from cyborg.tests.fixtures import gpu_fpga_hosts as hosts
 from cyborg.tests.fixtures import pci_hosts
 
 CONF = cfg.CONF
@@ -19,10 +18,6 @@ T4_VGPU = '0000:3b:00.0'
 T4_PLAIN = '0000:5e:00.0'
 A100 = '0000:af:00.0'
 A100_VFS = ['0000:af:00.4', '0000:af:00.5', '0000:af:00.6', '0000:af:00.7']
-
-
-def _pci(address):
-    return sysfs.PciAddress.parse(address).as_dict()
 
 
 def _discover(root=None, host=HOST):
@@ -51,7 +46,7 @@ def vgpu(override):
 
 @pytest.fixture
 def gpu_host(tmp_path):
-    return gpu_fpga_hosts.build_gpu_host(str(tmp_path / 'gpu-host'))
+    return hosts.build_gpu_host(str(tmp_path / 'gpu-host'))
 
 
 def test_every_gpu_is_a_pgpu_by_default():
@@ -67,7 +62,8 @@ def test_every_gpu_is_a_pgpu_by_default():
         assert dep.name == '%s_%s' % (HOST, address)
         assert (dep.resource_class, dep.num_accelerators) == ('PGPU', 1)
         assert [(h.attach_type, h.attach_info)
-                for h in dep.attach_handles] == [('PCI', _pci(address))]
+                for h in dep.attach_handles] == [
+                    ('PCI', hosts.pci_info(address))]
     assert devices[T4_VGPU].deployables[0].traits == [
         'OWNER_CYBORG', 'CUSTOM_NVIDIA_1EB8']
     assert devices[A100].deployables[0].traits == [
@@ -102,7 +98,8 @@ def test_vgpu_types_of_a_t4(vgpu):
     assert one_b.traits == ['OWNER_CYBORG', 'CUSTOM_NVIDIA_1EB8_GRID_T4_1B']
     assert {h.attach_type for h in one_b.attach_handles} == {'MDEV'}
     assert one_b.attach_handles[0].attach_info == dict(
-        _pci(T4_VGPU), asked_type='nvidia-222', vgpu_mark='nvidia-222_0')
+        hosts.pci_info(T4_VGPU), asked_type='nvidia-222',
+        vgpu_mark='nvidia-222_0')
     assert [h.attach_info['vgpu_mark'] for h in one_b.attach_handles] == [
         'nvidia-222_%d' % n for n in range(16)]
     two_b = deps['%s_%s_nvidia-223' % (HOST, T4_VGPU)]
@@ -128,9 +125,10 @@ def test_vgpu_types_on_ampere_vfs(vgpu):
         assert dep.traits == ['OWNER_CYBORG',
                               'CUSTOM_NVIDIA_20B0_GRID_A100_4C']
         assert dep.attach_handles[0].attach_info == dict(
-            _pci(vf), asked_type='nvidia-471', vgpu_mark='nvidia-471_0')
+            hosts.pci_info(vf), asked_type='nvidia-471',
+            vgpu_mark='nvidia-471_0')
     # The A100 controls the device but is not offered whole any more.
-    assert a100.controlpath.cpid_info == _pci(A100)
+    assert a100.controlpath.cpid_info == hosts.pci_info(A100)
 
 
 def test_a_type_without_capacity_is_left_out(vgpu):

@@ -7,7 +7,6 @@ import pytest
 
 from cyborg import exception
 from cyborg.drivers import report
-from cyborg.drivers import sysfs
 from cyborg.drivers import xilinx_fpga
 from cyborg.tests.fixtures import gpu_fpga_hosts as hosts
 from cyborg.tests.fixtures import pci_hosts
@@ -15,10 +14,6 @@ from cyborg.tests.fixtures import pci_hosts
 HOST = 'compute-1'
 MGMT = '0000:d8:00.0'
 USER = '0000:d8:00.1'
-
-
-def _pci(address):
-    return sysfs.PciAddress.parse(address).as_dict()
 
 
 def _discover(root=None, host=HOST):
@@ -50,13 +45,13 @@ def test_mgmt_and_user_pf_pair_into_one_device():
     # The Intel PACs and the NIC on the same host belong to other drivers.
     (card,) = _discover()
     assert (card.type, card.vendor) == ('FPGA', '0x10ee')
-    assert card.controlpath.cpid_info == _pci(MGMT)
+    assert card.controlpath.cpid_info == hosts.pci_info(MGMT)
     assert card.services == ['fpga.shell']
     (dep,) = card.deployables
     assert dep.name == '%s_%s' % (HOST, MGMT)
     assert (dep.resource_class, dep.num_accelerators) == ('FPGA', 1)
     assert [(h.attach_type, h.attach_info) for h in dep.attach_handles] == [
-        ('PCI', _pci(MGMT)), ('PCI', _pci(USER))]
+        ('PCI', hosts.pci_info(MGMT)), ('PCI', hosts.pci_info(USER))]
     assert dep.traits == ['OWNER_CYBORG', 'CUSTOM_FPGA_XILINX',
                           'CUSTOM_FPGA_PRODUCT_ID_5004']
     # One lower-case spelling, the one programming requests match.
@@ -77,7 +72,8 @@ def test_a_lone_function_is_reported(fpga_host, caplog, gone, alone):
     (card,) = _discover(fpga_host)
     (dep,) = card.deployables
     assert dep.name == '%s_%s' % (HOST, alone)
-    assert [h.attach_info for h in dep.attach_handles] == [_pci(alone)]
+    assert [h.attach_info for h in dep.attach_handles] == [
+        hosts.pci_info(alone)]
     lines = [r.getMessage() for r in caplog.records
              if r.name == xilinx_fpga.__name__]
     assert len(lines) == 1 and alone in lines[0]
