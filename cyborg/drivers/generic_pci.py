@@ -1,10 +1,6 @@
-"""Generic PCI driver: passes through the functions [pci] device_spec names.
+"""Generic PCI driver: passes through what [pci] device_spec matches."""
 
-It also holds what the other PCI drivers share beyond ``drivers.pci``:
-checked parsing of ids and Placement names from options, the SR-IOV link
-check, and locating a reported device's function in sysfs again.
-"""
-
+import dataclasses
 import fnmatch
 import functools
 import json
@@ -21,6 +17,7 @@ from cyborg.drivers import base
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs as sysfs_mod
+from cyborg.drivers import tools
 from cyborg.privsep import sysfs as privsep_sysfs
 
 CONF = cfg.CONF
@@ -44,7 +41,10 @@ _CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 _MAX_NAME = 255
 
 
-# --- Checked option values, shared by the PCI drivers. ----------------------
+# --- Shared by the PCI drivers. ---------------------------------------------
+# NOTE(pci): what the QAT and Ascend drivers share with this one beyond
+# drivers.pci and drivers.tools (checked option values, finding a reported
+# device's function again) lives here, so it is written once.
 
 def checked(option, parse, value):
     """``parse(value)``, or the ConfigError that stops the agent at start."""
@@ -96,91 +96,15 @@ def trait_name(value):
     return _placement_name(value, _standard_traits(), 'trait')
 
 
-# --- Finding functions in sysfs again. --------------------------------------
-
-def device_address(device):
-    """The PCI address of the function controlling a reported device."""
-    info = device.controlpath.cpid_info
-    return sysfs_mod.PciAddress(info['domain'], info['bus'], info['device'],
-                                info['function'])
-
-
-def function_parts(device):
-    """Path parts, below the sysfs root, of the device's function dir.
-
-    Health checks read single files through these every pass instead of
-    rescanning the whole PCI tree for each device.
-    """
-    return ('bus', 'pci', 'devices', str(device_address(device)))
-
-
 def function_of(device, driver):
     """``(sysfs, PciFunction)`` of a reported device, from a fresh scan."""
     sysfs = sysfs_mod.Sysfs()
-    address = device_address(device)
+    address = tools.control_address(device)
     fn = sysfs.pci_function(address)
     if fn is None:
         raise exception.DriverError(
             driver=driver, reason='PCI function %s is not in sysfs' % address)
     return sysfs, fn
-
-
-def config_space_fault(device):
-    """Why the device's function cannot be reached, or None when it can."""
-    parts = function_parts(device)
-    vendor = sysfs_mod.Sysfs().read(*parts, 'vendor')
-    if vendor is None:
-        return 'PCI function %s is gone from sysfs' % parts[-1]
-    if vendor.lower() == '0xffff':
-        # NOTE(pci): reads of a function that fell off the bus (link down,
-        # surprise removal, fatal AER) return all ones.
-        return ('config space of %s is unreadable (vendor reads 0xffff)'
-                % parts[-1])
-    return None
-
-
-def config_space_health(device):
-    """A Health that fails only when the function cannot be reached."""
-    fault = config_space_fault(device)
-    return base.HEALTHY if fault is None else base.Health(False, fault)
-
-
-def claimed_devices(ctx, build, kind):
-    """``build(fn)`` for every PCI function of the host, None results left out.
-
-    A function whose entries are malformed (``build`` raises
-    ``sysfs.MalformedEntry``) is skipped with one log line; the rest are
-    still reported.
-    """
-    devices = []
-    for fn in ctx.sysfs.pci_functions:
-        try:
-            found = build(ctx, fn)
-        except sysfs_mod.MalformedEntry as exc:
-            LOG.warning('Skipping %s device %s: %s', kind, fn.address, exc)
-            continue
-        if found is not None:
-            devices.append(found)
-    return devices
-
-
-def sriov_vfs(sysfs, fn):
-    """The VFs of ``fn`` after checking its SR-IOV links resolve.
-
-    :raises sysfs.MalformedEntry: a ``physfn`` or ``virtfn`` link of
-        ``fn`` points at a function that is not in the tree.
-    """
-    if fn.is_vf and sysfs.pci_function(fn.physfn) is None:
-        raise sysfs_mod.MalformedEntry(
-            'physfn links to %s, which is not in sysfs' % fn.physfn)
-    vfs = []
-    for address in fn.virtfns:
-        vf = sysfs.pci_function(address)
-        if vf is None:
-            raise sysfs_mod.MalformedEntry(
-                'virtfn links to %s, which is not in sysfs' % address)
-        vfs.append(vf)
-    return vfs
 
 
 # --- [pci] device_spec. -----------------------------------------------------
@@ -341,13 +265,18 @@ class PciDriver(base.AcceleratorDriver):
         return next((spec for spec in self.specs if spec.matches(fn)), None)
 
     def discover(self, ctx):
-        return claimed_devices(ctx, self._device, 'PCI')
+        return tools.build_each(self.name, ctx.sysfs.pci_functions,
+                                functools.partial(self._device, ctx))
 
     def _device(self, ctx, fn):
         spec = self.spec_for(fn)
         if spec is None:
             return None
-        sriov_vfs(ctx.sysfs, fn)
+        # NOTE(pci): called for their checks alone: a function whose SR-IOV
+        # family is inconsistent in sysfs is not handed to a guest.
+        if fn.is_vf:
+            tools.physical_function(fn)
+        tools.virtual_functions(fn)
         traits = {pci.OWNER_TRAIT,
                   pci.trait('PCI', pci.vendor_name(fn.vendor_id)),
                   pci.trait('PCI_PRODUCT_ID', fn.device_id), *spec.traits}
@@ -395,6 +324,18 @@ class PciDriver(base.AcceleratorDriver):
         """Faulty only when the function's config space cannot be read.
 
         A function that is disabled (``enable`` reads 0) or bound to no
-        driver is idle, not broken: Nova binds it when it is attached.
+        driver is idle, not broken: Nova binds it when it is attached. A
+        VF is judged by its PF (see below) once sysfs still lists it.
         """
-        return config_space_health(device)
+        sysfs = sysfs_mod.Sysfs()
+        physfn = sysfs.path('bus', 'pci', 'devices',
+                            tools.control_address(device), 'physfn')
+        if os.path.islink(physfn):
+            # NOTE(pci): the SR-IOV spec has a VF's vendor and device ids
+            # read all ones in its own config space, so only its PF can
+            # tell whether the card still answers.
+            pf = sysfs_mod.PciAddress.parse(
+                os.path.basename(os.readlink(physfn)))
+            parent = report.ControlPath(pci.CONTROLPATH_PCI, pf.as_dict())
+            device = dataclasses.replace(device, controlpath=parent)
+        return tools.pci_health(device)

@@ -1,11 +1,14 @@
 """Huawei Ascend driver: NPU cards, each passed through whole."""
 
+import functools
+
 from oslo_config import cfg
 
 from cyborg.drivers import base
 from cyborg.drivers import generic_pci
 from cyborg.drivers import pci
 from cyborg.drivers import report
+from cyborg.drivers import tools
 
 CONF = cfg.CONF
 
@@ -38,7 +41,8 @@ class HuaweiAscendDriver(base.AcceleratorDriver):
             group.resource_class)
 
     def discover(self, ctx):
-        return generic_pci.claimed_devices(ctx, self._device, 'Ascend')
+        return tools.build_each(self.name, ctx.sysfs.pci_functions,
+                                functools.partial(self._device, ctx))
 
     def _device(self, ctx, fn):
         if fn.vendor_id != HUAWEI or fn.device_id not in self.device_ids:
@@ -55,4 +59,4 @@ class HuaweiAscendDriver(base.AcceleratorDriver):
 
     def health(self, device):
         """Faulty only when the card's config space cannot be read."""
-        return generic_pci.config_space_health(device)
+        return tools.pci_health(device)

@@ -1,5 +1,6 @@
 """Intel QuickAssist driver: crypto and compression PFs, offered by VF."""
 
+import functools
 import os
 
 from oslo_config import cfg
@@ -11,6 +12,7 @@ from cyborg.drivers import generic_pci
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs as sysfs_mod
+from cyborg.drivers import tools
 from cyborg.privsep import sysfs as privsep_sysfs
 
 CONF = cfg.CONF
@@ -86,13 +88,14 @@ class IntelQatDriver(base.AcceleratorDriver):
             EXTRA_OPTION, _extra_devices, CONF.intel_qat.extra_device_ids))
 
     def discover(self, ctx):
-        return generic_pci.claimed_devices(ctx, self._device, 'QAT')
+        return tools.build_each(self.name, ctx.sysfs.pci_functions,
+                                functools.partial(self._device, ctx))
 
     def _device(self, ctx, fn):
         if fn.vendor_id != INTEL or fn.device_id not in self.devices:
             return None
         model, vf_id = self.devices[fn.device_id]
-        vfs = generic_pci.sriov_vfs(ctx.sysfs, fn)
+        vfs = tools.virtual_functions(fn)
         for vf in vfs:
             if vf.device_id != vf_id:
                 raise sysfs_mod.MalformedEntry(
@@ -135,11 +138,11 @@ class IntelQatDriver(base.AcceleratorDriver):
         The reason is the state the kernel shows, e.g. 'down'. Kernels
         without the ``qat/`` directory report no state: healthy.
         """
-        reachable = generic_pci.config_space_health(device)
+        reachable = tools.pci_health(device)
         if not reachable.ok:
             return reachable
         sysfs = sysfs_mod.Sysfs()
-        parts = generic_pci.function_parts(device)
+        parts = ('bus', 'pci', 'devices', tools.control_address(device))
         if not os.path.isdir(sysfs.path(*parts, 'qat')):
             return base.HEALTHY
         state = sysfs.read(*parts, 'qat', 'state')

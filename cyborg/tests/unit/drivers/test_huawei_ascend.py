@@ -1,5 +1,4 @@
-"""Tests of the Huawei Ascend driver: host-prefixed names, a resource class.
-"""
+"""Tests of the Huawei Ascend driver: names, resource class, health."""
 
 import os
 
@@ -99,7 +98,7 @@ def test_malformed_card_is_skipped_alone(tmp_path, caplog):
                            'numa_node'), 'w') as out:
         out.write('zero\n')
     assert sorted(_devices(root)) == [CARD1]
-    assert 'Skipping Ascend device %s' % CARD0 in caplog.text
+    assert 'huawei_ascend: skipping <PciFunction %s' % CARD0 in caplog.text
 
 
 def test_health_faults_only_unreachable_cards(override, tmp_path):

@@ -1,5 +1,4 @@
-"""Tests of the Intel QAT driver: PFs and VFs, services, health, VF creation.
-"""
+"""Tests of the Intel QAT driver: VFs, services, health, VF creation."""
 
 import os
 
@@ -121,7 +120,7 @@ def test_unreadable_cfg_services_skips_that_pf(tmp_path, caplog, damage):
         with open(path, 'wb') as out:
             out.write(b'\xff\xfe' if damage == 'binary' else b'decomp\n')
     assert sorted(_devices(root)) == [DC_PF]
-    assert 'Skipping QAT device %s' % CRYPTO_PF in caplog.text
+    assert 'intel_qat: skipping <PciFunction %s' % CRYPTO_PF in caplog.text
 
 
 def _relink(root, address, name, target):
@@ -134,14 +133,14 @@ def test_dangling_virtfn_skips_that_pf(tmp_path, caplog):
     root = pci_hosts.copy_host('qat-host', tmp_path / 'sys')
     _relink(root, CRYPTO_PF, 'virtfn3', '../0000:3d:07.7')
     assert sorted(_devices(root)) == [DC_PF]
-    assert 'virtfn links to 0000:3d:07.7' in caplog.text
+    assert 'virtfn link to 0000:3d:07.7' in caplog.text
 
 
-def test_dangling_physfn_of_a_vf_keeps_the_pf(tmp_path):
+def test_dangling_physfn_of_a_vf_skips_that_pf(tmp_path, caplog):
     root = pci_hosts.copy_host('qat-host', tmp_path / 'sys')
     _relink(root, FIRST_VF, 'physfn', '../0000:3d:07.7')
-    found = _devices(root)
-    assert found[CRYPTO_PF].deployables[0].num_accelerators == 16
+    assert sorted(_devices(root)) == [DC_PF]
+    assert 'virtfn link to %s' % FIRST_VF in caplog.text
 
 
 def test_vf_of_another_kind_skips_that_pf(tmp_path, caplog):
@@ -154,7 +153,7 @@ def test_malformed_pf_entries_skip_only_that_pf(tmp_path, caplog):
     root = pci_hosts.copy_host('qat-host', tmp_path / 'sys')
     _write(root, DC_PF, 'numa_node', 'many\n')
     assert sorted(_devices(root)) == [CRYPTO_PF]
-    assert 'Skipping QAT device %s' % DC_PF in caplog.text
+    assert 'intel_qat: skipping <PciFunction %s' % DC_PF in caplog.text
 
 
 def test_extra_device_ids(override, tmp_path):
