@@ -16,8 +16,8 @@ opts = [
         'resource_class',
         default='CUSTOM_NPU',
         help='Placement resource class of the Ascend deployables: a '
-             'standard class or a custom one (the CUSTOM_ prefix is added '
-             'when missing).'),
+             'standard class or a custom one (a name that is not '
+             'standard is prefixed with CUSTOM and an underscore).'),
 ]
 
 

@@ -20,8 +20,9 @@ opts = [
              '"devname", a network interface name. Optional report keys: '
              '"resource_class" (default CUSTOM_PCI) and "traits" (a list or '
              'a comma-separated string; names without a standard meaning '
-             'get the CUSTOM_ prefix). The first matching value decides '
-             'the resource class and traits of a function. Physical and '
+             'are prefixed with CUSTOM and an underscore). The first '
+             'matching value decides the resource class and traits of a '
+             'function. Physical and '
              'virtual functions are claimed alike, as the values match '
              'them; PCI bridges never are. A value that does not parse '
              'stops the agent at start.'),
