@@ -129,6 +129,23 @@ def test_services_record_liveness(stack):
     assert (stack['host'], 'cyborg-agent') in seen
 
 
+def test_lifecycle_and_agents_over_the_api(stack):
+    devices = processes.wait_for(lambda: _devices(stack), 90,
+                                 what='agent report')
+    v24 = {'OpenStack-API-Version': 'accelerator 2.4'}
+    url = '%s/v2/devices/%s/activate' % (stack['url'], devices[0]['uuid'])
+    resp = requests.post(url, headers=dict(ADMIN, **v24), timeout=60)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()['status'] == 'ready'
+    again = requests.post(url, headers=dict(ADMIN, **v24), timeout=60)
+    assert again.status_code == 409
+    shown = _get(stack, '/v2/devices/%s' % devices[0]['uuid'], **v24).json()
+    assert shown['status'] == 'ready' and shown['status_reason'] is None
+    agents = _get(stack, '/v2/agents', **v24).json()['agents']
+    (agent,) = [a for a in agents if a['host'] == stack['host']]
+    assert agent['status'] == 'up' and agent['drivers'] == ['fake_driver']
+
+
 def test_restarts_lose_nothing(stack, tmp_path):
     """Kill the agent and the conductor; the inventory catches up."""
     conductor, agent, _api = stack['procs']
