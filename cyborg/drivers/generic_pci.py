@@ -1,22 +1,17 @@
 """Generic PCI driver: passes through what [pci] device_spec matches."""
 
-import dataclasses
 import fnmatch
 import functools
 import json
 import os
 import re
 
-import os_resource_classes
-import os_traits
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from cyborg import exception
 from cyborg.drivers import base
 from cyborg.drivers import pci
 from cyborg.drivers import report
-from cyborg.drivers import sysfs as sysfs_mod
 from cyborg.drivers import tools
 from cyborg.privsep import sysfs as privsep_sysfs
 
@@ -35,88 +30,19 @@ _ADDRESS_FIELDS = (('domain', 4), ('bus', 2), ('slot', 2), ('function', 1))
 # (or binding it to vfio-pci) would cut the host off its devices, so no
 # spec, however broad, claims them.
 _BRIDGE_CLASS = '06'
-_HEX = re.compile(r'^[0-9a-f]+$')
 _GLOB = re.compile(r'^[0-9a-f*?]*$')
-_CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
-_MAX_NAME = 255
-
-
-# --- Shared by the PCI drivers. ---------------------------------------------
-# NOTE(pci): what the QAT and Ascend drivers share with this one beyond
-# drivers.pci and drivers.tools (checked option values, finding a reported
-# device's function again) lives here, so it is written once.
-
-def checked(option, parse, value):
-    """``parse(value)``, or the ConfigError that stops the agent at start."""
-    try:
-        return parse(value)
-    except ValueError as exc:
-        raise exception.ConfigError(option=option, reason=str(exc)) from None
-
-
-def hex_id(value, digits=4):
-    """A PCI id as sysfs.PciFunction holds it: '0x10DE' -> '10de'."""
-    text = value.strip().lower() if isinstance(value, str) else ''
-    text = text.removeprefix('0x')
-    if not _HEX.match(text) or len(text) > digits:
-        raise ValueError('%r is not a hex id of at most %d digits'
-                         % (value, digits))
-    return text.zfill(digits)
-
-
-@functools.cache
-def _standard_traits():
-    return frozenset(os_traits.get_traits())
-
-
-def _placement_name(value, standard, what):
-    # NOTE(pci): like Nova's [pci] alias, a name that is not a standard one
-    # is taken as custom and gets the prefix Placement requires.
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError('%s %r is not a non-empty string' % (what, value))
-    name = value.strip().upper()
-    if name in standard:
-        return name
-    if not name.startswith('CUSTOM_'):
-        name = 'CUSTOM_' + name
-    if not _CUSTOM.match(name) or len(name) > _MAX_NAME:
-        raise ValueError('%s %r is not valid: use A-Z, 0-9 and _ only'
-                         % (what, value))
-    return name
-
-
-def resource_class_name(value):
-    """A valid Placement resource class from an option value."""
-    return _placement_name(value, os_resource_classes.STANDARDS,
-                           'resource class')
-
-
-def trait_name(value):
-    """A valid Placement trait from an option value."""
-    return _placement_name(value, _standard_traits(), 'trait')
-
-
-def function_of(device, driver):
-    """``(sysfs, PciFunction)`` of a reported device, from a fresh scan."""
-    sysfs = sysfs_mod.Sysfs()
-    address = tools.control_address(device)
-    fn = sysfs.pci_function(address)
-    if fn is None:
-        raise exception.DriverError(
-            driver=driver, reason='PCI function %s is not in sysfs' % address)
-    return sysfs, fn
 
 
 # --- [pci] device_spec. -----------------------------------------------------
 
 def _id_or_any(value):
-    return None if value == '*' else hex_id(value)
+    return None if value == '*' else pci.hex_id(value)
 
 
 def _class_prefix(value):
     text = value.strip().lower() if isinstance(value, str) else ''
     text = text.removeprefix('0x')
-    if not _HEX.match(text) or len(text) not in (2, 4, 6):
+    if not pci.HEX.match(text) or len(text) not in (2, 4, 6):
         raise ValueError('class_id %r is not 2, 4 or 6 hex digits' % (value,))
     return text
 
@@ -133,9 +59,10 @@ def _address_glob(value):
     fields = {}
     for (field, width), part in zip(_ADDRESS_FIELDS, parts, strict=True):
         part = part or '*'
-        if not _GLOB.match(part) or (_HEX.match(part) and len(part) > width):
+        literal = pci.HEX.match(part)
+        if not _GLOB.match(part) or (literal and len(part) > width):
             raise ValueError('address %r: bad %s %r' % (value, field, part))
-        if _HEX.match(part):
+        if literal:
             part = part.zfill(width)
         fields[field] = re.compile(fnmatch.translate(part))
     return fields
@@ -180,7 +107,7 @@ def _traits(value):
         value = [item for item in value.split(',') if item.strip()]
     if not isinstance(value, list):
         raise ValueError('traits %r is neither a list nor a string' % value)
-    return [trait_name(item) for item in value]
+    return [pci.trait_name(item) for item in value]
 
 
 class DeviceSpec:
@@ -203,7 +130,7 @@ class DeviceSpec:
                          if 'class_id' in raw else '')
         self.address = _address(raw['address']) if 'address' in raw else {}
         self.devname = _devname(raw.get('devname'))
-        self.resource_class = resource_class_name(
+        self.resource_class = pci.resource_class_name(
             raw.get('resource_class', DEFAULT_RESOURCE_CLASS))
         self.traits = _traits(raw.get('traits', []))
 
@@ -232,7 +159,7 @@ def parse_specs(values):
     """
     specs = []
     for value in values:
-        specs.extend(checked(SPEC_OPTION, _parse_value, value))
+        specs.extend(pci.checked(SPEC_OPTION, _parse_value, value))
     return specs
 
 
@@ -291,7 +218,7 @@ class PciDriver(base.AcceleratorDriver):
     def install(self, device):
         """Bind the function to vfio-pci; nothing to do when it already is.
         """
-        sysfs, fn = function_of(device, self.name)
+        sysfs, fn = pci.function_of(device, self.name)
         if _override(fn) != VFIO:
             privsep_sysfs.write(sysfs.root,
                                 os.path.join(fn.path, 'driver_override'),
@@ -314,7 +241,7 @@ class PciDriver(base.AcceleratorDriver):
         The function stays bound to vfio-pci until it is reprobed (or the
         host reboots): unbinding it here could pull it from under a guest.
         """
-        sysfs, fn = function_of(device, self.name)
+        sysfs, fn = pci.function_of(device, self.name)
         if _override(fn) is not None:
             privsep_sysfs.write(sysfs.root,
                                 os.path.join(fn.path, 'driver_override'),
@@ -324,18 +251,6 @@ class PciDriver(base.AcceleratorDriver):
         """Faulty only when the function's config space cannot be read.
 
         A function that is disabled (``enable`` reads 0) or bound to no
-        driver is idle, not broken: Nova binds it when it is attached. A
-        VF is judged by its PF (see below) once sysfs still lists it.
+        driver is idle, not broken: Nova binds it when it is attached.
         """
-        sysfs = sysfs_mod.Sysfs()
-        physfn = sysfs.path('bus', 'pci', 'devices',
-                            tools.control_address(device), 'physfn')
-        if os.path.islink(physfn):
-            # NOTE(pci): the SR-IOV spec has a VF's vendor and device ids
-            # read all ones in its own config space, so only its PF can
-            # tell whether the card still answers.
-            pf = sysfs_mod.PciAddress.parse(
-                os.path.basename(os.readlink(physfn)))
-            parent = report.ControlPath(pci.CONTROLPATH_PCI, pf.as_dict())
-            device = dataclasses.replace(device, controlpath=parent)
         return tools.pci_health(device)

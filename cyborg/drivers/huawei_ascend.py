@@ -5,7 +5,6 @@ import functools
 from oslo_config import cfg
 
 from cyborg.drivers import base
-from cyborg.drivers import generic_pci
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import tools
@@ -19,7 +18,7 @@ MODELS = {'d100': 'Ascend 310', 'd500': 'Ascend 310P', 'd801': 'Ascend 910',
 
 
 def _device_ids(values):
-    return frozenset(generic_pci.hex_id(value) for value in values)
+    return frozenset(pci.hex_id(value) for value in values)
 
 
 class HuaweiAscendDriver(base.AcceleratorDriver):
@@ -34,10 +33,10 @@ class HuaweiAscendDriver(base.AcceleratorDriver):
 
     def __init__(self):
         group = CONF.huawei_ascend
-        self.device_ids = generic_pci.checked(
+        self.device_ids = pci.checked(
             '[huawei_ascend] device_ids', _device_ids, group.device_ids)
-        self.resource_class = generic_pci.checked(
-            '[huawei_ascend] resource_class', generic_pci.resource_class_name,
+        self.resource_class = pci.checked(
+            '[huawei_ascend] resource_class', pci.resource_class_name,
             group.resource_class)
 
     def discover(self, ctx):

@@ -8,7 +8,6 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg.drivers import base
-from cyborg.drivers import generic_pci
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs as sysfs_mod
@@ -41,8 +40,8 @@ _CFG_SERVICES = {'sym': 'crypto.sym', 'asym': 'crypto.asym',
 def _extra_devices(values):
     extra = {}
     for pf_id, vf_id in values.items():
-        pf_id = generic_pci.hex_id(pf_id)
-        extra[pf_id] = ('QAT %s' % pf_id, generic_pci.hex_id(vf_id))
+        pf_id = pci.hex_id(pf_id)
+        extra[pf_id] = ('QAT %s' % pf_id, pci.hex_id(vf_id))
     return extra
 
 
@@ -84,7 +83,7 @@ class IntelQatDriver(base.AcceleratorDriver):
 
     def __init__(self):
         self.devices = dict(KNOWN_DEVICES)
-        self.devices.update(generic_pci.checked(
+        self.devices.update(pci.checked(
             EXTRA_OPTION, _extra_devices, CONF.intel_qat.extra_device_ids))
 
     def discover(self, ctx):
@@ -122,7 +121,7 @@ class IntelQatDriver(base.AcceleratorDriver):
         """
         if not CONF.intel_qat.create_vfs:
             return
-        sysfs, fn = generic_pci.function_of(device, self.name)
+        sysfs, fn = pci.function_of(device, self.name)
         try:
             total, current = fn.sriov_totalvfs, fn.sriov_numvfs
         except sysfs_mod.MalformedEntry as exc:

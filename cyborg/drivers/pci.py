@@ -1,13 +1,20 @@
-"""Report objects built from PCI functions, shared by the PCI drivers.
+"""What the PCI drivers share: report objects, option checks, lookups."""
 
-One place for the names, traits, handles and board info every driver
-derives from a ``sysfs.PciFunction``, so drivers only decide *which*
-functions they claim and how they group them.
-"""
+# NOTE(pci): every driver derives its names, traits, handles and board info
+# from a sysfs.PciFunction here and checks its ids and Placement names here,
+# so drivers only decide *which* functions they claim and how they group
+# them, and each rule is written once.
 
+import functools
 import re
 
+import os_resource_classes
+import os_traits
+
+from cyborg import exception
 from cyborg.drivers import report
+from cyborg.drivers import sysfs as sysfs_mod
+from cyborg.drivers import tools
 
 ATTACH_PCI = 'PCI'
 CONTROLPATH_PCI = 'PCI'
@@ -32,6 +39,10 @@ VENDOR_NAMES = {
 }
 
 _UNSAFE = re.compile(r'[^A-Z0-9_]')
+#: Lower-case hex digits; generic_pci checks its spec fields by it too.
+HEX = re.compile(r'^[0-9a-f]+$')
+_CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+_MAX_NAME = 255
 
 
 def device_type(class_code):
@@ -96,3 +107,66 @@ def device(fn, kind, model, deployables, driver_name, services=(),
         vendor_board_info=dict(vendor_info or {}),
         deployables=list(deployables), driver_name=driver_name,
         services=sorted(set(services)))
+
+
+# --- Option values and reported devices. ------------------------------------
+
+def checked(option, parse, value):
+    """``parse(value)``, or the ConfigError that stops the agent at start."""
+    try:
+        return parse(value)
+    except ValueError as exc:
+        raise exception.ConfigError(option=option, reason=str(exc)) from None
+
+
+def hex_id(value, digits=4):
+    """A PCI id as sysfs.PciFunction holds it: '0x10DE' -> '10de'."""
+    text = value.strip().lower() if isinstance(value, str) else ''
+    text = text.removeprefix('0x')
+    if not HEX.match(text) or len(text) > digits:
+        raise ValueError('%r is not a hex id of at most %d digits'
+                         % (value, digits))
+    return text.zfill(digits)
+
+
+@functools.cache
+def _standard_traits():
+    return frozenset(os_traits.get_traits())
+
+
+def _placement_name(value, standard, what):
+    # NOTE(pci): like Nova's [pci] alias, a name that is not a standard one
+    # is taken as custom and gets the prefix Placement requires.
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError('%s %r is not a non-empty string' % (what, value))
+    name = value.strip().upper()
+    if name in standard:
+        return name
+    if not name.startswith('CUSTOM_'):
+        name = 'CUSTOM_' + name
+    if not _CUSTOM.match(name) or len(name) > _MAX_NAME:
+        raise ValueError('%s %r is not valid: use A-Z, 0-9 and _ only'
+                         % (what, value))
+    return name
+
+
+def resource_class_name(value):
+    """A valid Placement resource class from an option value."""
+    return _placement_name(value, os_resource_classes.STANDARDS,
+                           'resource class')
+
+
+def trait_name(value):
+    """A valid Placement trait from an option value."""
+    return _placement_name(value, _standard_traits(), 'trait')
+
+
+def function_of(device, driver):
+    """``(sysfs, PciFunction)`` of a reported device, from a fresh scan."""
+    sysfs = sysfs_mod.Sysfs()
+    address = tools.control_address(device)
+    fn = sysfs.pci_function(address)
+    if fn is None:
+        raise exception.DriverError(
+            driver=driver, reason='PCI function %s is not in sysfs' % address)
+    return sysfs, fn

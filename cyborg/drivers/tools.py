@@ -70,14 +70,32 @@ def control_address(device):
         device.controlpath.cpid_info)
 
 
+def _judged_address(tree, address):
+    """The function whose config space tells whether ``address`` answers.
+
+    :raises sysfs.MalformedEntry: a VF's ``physfn`` link names no PCI
+        address.
+    """
+    try:
+        physfn = os.readlink(tree.path('bus', 'pci', 'devices', address,
+                                       'physfn'))
+    except OSError:
+        return address
+    # NOTE(tools): the SR-IOV spec has a VF's vendor and device ids read
+    # all ones in its own config space, so only its PF can tell whether
+    # the card still answers.
+    return str(sysfs.PciAddress.parse(os.path.basename(physfn)))
+
+
 def pci_health(device):
     """Whether the PCI function controlling ``device`` still answers.
 
     A card that fell off the bus reads all ones: its ``vendor`` shows
     0xffff or its config space reads 0xffff or cannot be read at all.
+    An SR-IOV VF is judged by its PF while sysfs still lists the VF.
     """
-    address = control_address(device)
     tree = sysfs.Sysfs()
+    address = _judged_address(tree, control_address(device))
     fn_dir = tree.path('bus', 'pci', 'devices', address)
     vendor = tree.read('bus', 'pci', 'devices', address, 'vendor')
     if vendor is None:

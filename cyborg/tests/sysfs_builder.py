@@ -10,6 +10,14 @@ can be copied or committed and still resolves.
 """
 
 import os
+import struct
+
+# NOTE(sysfs_builder): the command (memory and bus master on, INTx off)
+# and status (capability list) words of a working endpoint, so the header
+# reads like a real card's rather than all zeros.
+_COMMAND, _STATUS = 0x0406, 0x0010
+# What the SR-IOV spec has a VF's own vendor and device ids read.
+_ALL_ONES = '0xffff'
 
 
 def _write(path, value):
@@ -24,6 +32,24 @@ def _link(target, link):
     if os.path.lexists(link):
         os.remove(link)
     os.symlink(os.path.relpath(target, os.path.dirname(link)), link)
+
+
+def _config_space(vendor, device, class_code, revision='0x00'):
+    """The 64-byte standard header an unprivileged reader sees.
+
+    Little-endian like the kernel's ``config`` file: vendor and device
+    ids, command and status, revision, then the 3-byte class code.
+    """
+    header = bytearray(64)
+    struct.pack_into('<HHHHB', header, 0, int(vendor, 16), int(device, 16),
+                     _COMMAND, _STATUS, int(revision, 16))
+    header[9:12] = int(class_code, 16).to_bytes(3, 'little')
+    return bytes(header)
+
+
+def _write_config(ddir, *args):
+    with open(os.path.join(ddir, 'config'), 'wb') as out:
+        out.write(_config_space(*args))
 
 
 class SysfsBuilder:
@@ -46,6 +72,7 @@ class SysfsBuilder:
         """A PCI function; ids like '0x10de', class like '0x030200'."""
         ddir = self.device_dir(address)
         os.makedirs(ddir, exist_ok=True)
+        _write_config(ddir, vendor, device, class_code, revision)
         files = {
             'vendor': vendor, 'device': device, 'class': class_code,
             'subsystem_vendor': subsystem_vendor or vendor,
@@ -75,7 +102,11 @@ class SysfsBuilder:
 
     def vfs(self, pf_address, vf_addresses, vendor, device, class_code, *,
             driver=None, first_iommu_group=None, numa_node=0):
-        """SR-IOV VFs of a PF: physfn and virtfn links, sriov_numvfs."""
+        """SR-IOV VFs of a PF: physfn and virtfn links, sriov_numvfs.
+
+        Only the VFs' sysfs ``vendor`` and ``device`` files carry their
+        ids: their config spaces read all ones there.
+        """
         pf_dir = self.device_dir(pf_address)
         for index, vf_address in enumerate(vf_addresses):
             group = (None if first_iommu_group is None
@@ -83,6 +114,7 @@ class SysfsBuilder:
             vf_dir = self.pci(vf_address, vendor, device, class_code,
                               driver=driver, iommu_group=group,
                               numa_node=numa_node)
+            _write_config(vf_dir, _ALL_ONES, _ALL_ONES, class_code)
             _link(pf_dir, os.path.join(vf_dir, 'physfn'))
             _link(vf_dir, os.path.join(pf_dir, 'virtfn%d' % index))
         _write(os.path.join(pf_dir, 'sriov_numvfs'), len(vf_addresses))

@@ -8,9 +8,9 @@ from cyborg.tests.fixtures import pci_hosts
 
 @pytest.mark.parametrize('host', sorted(gpu_fpga_hosts.HOSTS))
 def test_committed_tree_equals_a_fresh_build(host, tmp_path):
-    fresh = gpu_fpga_hosts.snapshot(
+    fresh = pci_hosts.snapshot(
         gpu_fpga_hosts.HOSTS[host](str(tmp_path / host)))
-    committed = gpu_fpga_hosts.snapshot(pci_hosts.committed(host))
+    committed = pci_hosts.snapshot(pci_hosts.committed(host))
     # NOTE(tests): regenerate with python -m
     # cyborg.tests.fixtures.gpu_fpga_hosts when a builder changes.
     assert sorted(committed) == sorted(fresh)
@@ -20,7 +20,7 @@ def test_committed_tree_equals_a_fresh_build(host, tmp_path):
 
 def test_snapshot_sees_links_and_bytes(tmp_path):
     root = gpu_fpga_hosts.build_gpu_host(str(tmp_path / 'gpu-host'))
-    tree = gpu_fpga_hosts.snapshot(root)
+    tree = pci_hosts.snapshot(root)
     assert tree['bus/pci/devices/0000:3b:00.0'] == (
         'link', '../../../devices/pci0000:3b/0000:3b:00.0')
     config = tree['devices/pci0000:3b/0000:3b:00.0/config']
