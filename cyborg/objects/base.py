@@ -6,6 +6,9 @@ in the conductor, ``dbapi`` is the query namespace of ``cyborg.db.api``,
 which only the conductor sets (objects never import ``cyborg.db``).
 """
 
+import json
+
+from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields as ovo_fields
 
@@ -37,15 +40,39 @@ class CyborgObject(ovo_base.VersionedObject):
     def cyborg_obj_get_changes(self):
         return self.obj_get_changes()
 
+    #: Fields kept in the database as JSON text (lists, dicts).
+    _json_fields = ()
+    #: {(major, minor): fields added in that version}, so that older
+    #: callers get primitives without them (obj_make_compatible).
+    _fields_since = {}
+
     @classmethod
     def _from_db_object(cls, obj, db_row, context=None):
-        for name in obj.fields:
+        for name, field in obj.fields.items():
             if name in obj.db_excluded_fields():
                 continue
-            setattr(obj, name, getattr(db_row, name))
+            value = getattr(db_row, name)
+            if name in cls._json_fields:
+                value = json.loads(value) if value else field.default
+            setattr(obj, name, value)
         obj._context = context
         obj.obj_reset_changes()
         return obj
+
+    def obj_get_changes(self):
+        changes = super().obj_get_changes()
+        for name in self._json_fields:
+            if name in changes:
+                changes[name] = json.dumps(changes[name], sort_keys=True)
+        return changes
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        target = versionutils.convert_version_to_tuple(target_version)
+        for since, names in self._fields_since.items():
+            if target < since:
+                for name in names:
+                    primitive.pop(name, None)
 
     @classmethod
     def _from_db_rows(cls, context, rows):

@@ -1,10 +1,8 @@
 """Service: liveness of one conductor or agent process."""
 
 import datetime
-import json
 
 from oslo_config import cfg
-from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 
 from cyborg.objects import base
@@ -20,6 +18,10 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
     # Version 1.1: report_generation, report_interval, drivers
     VERSION = '1.1'
 
+    _json_fields = ('drivers',)
+    _fields_since = {(1, 1): ('report_generation', 'report_interval',
+                              'drivers')}
+
     fields = {
         'id': fields.IntegerField(nullable=False),
         'host': fields.StringField(nullable=False),
@@ -34,23 +36,6 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
         'report_interval': fields.IntegerField(nullable=True),
         'drivers': fields.ListOfStringsField(nullable=False, default=[]),
     }
-
-    @classmethod
-    def db_excluded_fields(cls):
-        return ('drivers',)
-
-    @classmethod
-    def _from_db_object(cls, obj, db_row, context=None):
-        super()._from_db_object(obj, db_row, context)
-        obj.drivers = json.loads(db_row.drivers) if db_row.drivers else []
-        obj.obj_reset_changes(['drivers'])
-        return obj
-
-    def obj_make_compatible(self, primitive, target_version):
-        super().obj_make_compatible(primitive, target_version)
-        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
-            for name in ('report_generation', 'report_interval', 'drivers'):
-                primitive.pop(name, None)
 
     @ovo_base.remotable_classmethod
     def heartbeat(cls, context, host, binary, topic=None, version=None):
