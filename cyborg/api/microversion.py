@@ -24,7 +24,8 @@ VERSIONS = (
     VersionNote('2.0', 'Initial v2 API with microversion support.'),
     VersionNote('2.1', 'ARQ PATCH may set /project_id (admins only).'),
     VersionNote('2.2', 'GET /v2/device_profiles/{name} accepts a name.'),
-    VersionNote('2.3', 'Device list and show include the status field.'),
+    VersionNote('2.3', 'Device status field; POST /v2/devices/{uuid}/'
+                       'enable and /disable.'),
     VersionNote('2.4', 'POST /v2/devices/{uuid}/activate; GET /v2/agents; '
                        'devices show status_reason and services.'),
 )

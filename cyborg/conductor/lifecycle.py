@@ -73,6 +73,55 @@ def activate(context, uuid, agent_api):
     return dbapi.devices.get(context, uuid)
 
 
+MAINTAINING_FROM = 'maintenance; was '
+_CAN_MAINTAIN = (states.DEVICE_READY, states.DEVICE_INACTIVE,
+                 states.DEVICE_ERROR)
+
+
+def disable(context, uuid):
+    """Put a device in maintenance (upstream's disable, microversion 2.3).
+
+    Idempotent. The status it leaves is kept in ``status_reason`` so that
+    ``enable`` returns the device to it.
+    """
+    device = dbapi.devices.get(context, uuid)
+    if device.status == states.DEVICE_MAINTAINING:
+        return device
+    if device.status not in _CAN_MAINTAIN or not _swap(
+            context, uuid, device.status, states.DEVICE_MAINTAINING,
+            MAINTAINING_FROM + device.status):
+        current = dbapi.devices.get(context, uuid)
+        raise exception.DeviceStateConflict(
+            uuid=uuid, status=current.status,
+            expected=' or '.join(_CAN_MAINTAIN), action='disable')
+    LOG.info('Device %s is in maintenance', uuid)
+    return dbapi.devices.get(context, uuid)
+
+
+def enable(context, uuid, agent_api):
+    """Make a device usable again (upstream's enable, microversion 2.3).
+
+    From maintenance it returns to the status it had (ready, or inactive);
+    an inactive device is activated, so clients of the upstream API, where
+    devices start usable, get a usable device. Idempotent on a ready one.
+    """
+    device = dbapi.devices.get(context, uuid)
+    if device.status == states.DEVICE_READY:
+        return device
+    if device.status == states.DEVICE_MAINTAINING:
+        reason = device.status_reason or ''
+        back = (states.DEVICE_READY
+                if reason == MAINTAINING_FROM + states.DEVICE_READY
+                else states.DEVICE_INACTIVE)
+        if not _swap(context, uuid, states.DEVICE_MAINTAINING, back):
+            raise exception.DeviceStateConflict(
+                uuid=uuid, status=dbapi.devices.get(context, uuid).status,
+                expected=states.DEVICE_MAINTAINING, action='enable')
+        if back == states.DEVICE_READY:
+            return dbapi.devices.get(context, uuid)
+    return activate(context, uuid, agent_api)
+
+
 @main.writer
 def recover_activations(context, older_than):
     """Put back to inactive the activations a dead conductor left behind."""

@@ -31,7 +31,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.2')
 
     def __init__(self, host):
         self.host = host
@@ -141,6 +141,15 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def activate_device(self, context, uuid):
         device = lifecycle.activate(context, uuid, self.agent_api)
+        return device_obj.Device._from_db_object(
+            device_obj.Device(context), device, context)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def set_device_enabled(self, context, uuid, enabled):
+        if enabled:
+            device = lifecycle.enable(context, uuid, self.agent_api)
+        else:
+            device = lifecycle.disable(context, uuid)
         return device_obj.Device._from_db_object(
             device_obj.Device(context), device, context)
 

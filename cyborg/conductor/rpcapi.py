@@ -16,9 +16,10 @@ class ConductorAPI:
     * 1.0 - Initial version: object indirection, report_data, heartbeat.
     * 1.1 - report_delta, agent_heartbeat, activate_device; reports carry
       a generation.
+    * 1.2 - set_device_enabled.
     """
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     def __init__(self, topic=None):
         target = messaging.Target(topic=topic or CONF.conductor.topic,
@@ -79,6 +80,14 @@ class ConductorAPI:
         cctxt = self.client.prepare(
             version='1.1', timeout=CONF.conductor.agent_rpc_timeout + 30)
         return cctxt.call(context, 'activate_device', uuid=uuid)
+
+    def set_device_enabled(self, context, uuid, enabled):
+        """Upstream's enable (activates an inactive device) and disable
+        (maintenance)."""
+        cctxt = self.client.prepare(
+            version='1.2', timeout=CONF.conductor.agent_rpc_timeout + 30)
+        return cctxt.call(context, 'set_device_enabled', uuid=uuid,
+                          enabled=enabled)
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

@@ -13,6 +13,21 @@ _RULES = [
         operations=[{'method': 'POST',
                      'path': '/v2/devices/{device_uuid}/activate'}],
         scope_types=['project']),
+    policy.DocumentedRuleDefault(
+        name='cyborg:device:enable',
+        check_str=base.ADMIN_API,
+        description='Enable a device: end its maintenance, or activate it '
+                    'when it is inactive.',
+        operations=[{'method': 'POST',
+                     'path': '/v2/devices/{device_uuid}/enable'}],
+        scope_types=['project']),
+    policy.DocumentedRuleDefault(
+        name='cyborg:device:disable',
+        check_str=base.ADMIN_API,
+        description='Disable a device: put it in maintenance.',
+        operations=[{'method': 'POST',
+                     'path': '/v2/devices/{device_uuid}/disable'}],
+        scope_types=['project']),
     base.inventory_read_rule('cyborg:device:get_all', 'List devices.',
                              '/v2/devices'),
     base.inventory_read_rule('cyborg:device:get_one', 'Show a device.',

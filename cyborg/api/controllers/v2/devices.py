@@ -3,6 +3,7 @@
 from oslo_utils import uuidutils
 import pecan
 from pecan import rest
+import wsme.api
 import wsme.types as wtypes
 
 from cyborg import exception
@@ -66,17 +67,34 @@ class DevicesController(rest.RestController):
 
     @expose.expose(device_types.Device, wtypes.text, wtypes.text)
     def post(self, uuid, action):
-        """``POST /v2/devices/{uuid}/activate`` (2.4): prepare, then ready.
+        """``POST /v2/devices/{uuid}/<action>``.
+
+        ``enable`` and ``disable`` (2.3) answer with no body (pecan sends
+        that 200 as 204, as for upstream's); ``activate`` (2.4) answers
+        with the device.
         """
-        if action != 'activate' or not microversion.at_least(2, 4):
+        since, call = _ACTIONS.get(action, ((99, 0), None))
+        if call is None or not microversion.at_least(*since):
             raise exception.NotFound(
                 'No such action: POST /v2/devices/{uuid}/%s' % action)
         _check_uuid(uuid)
         context = pecan.request.context
-        policy.authorize('cyborg:device:activate', None, context)
-        device = conductor_rpcapi.ConductorAPI().activate_device(context,
-                                                                 uuid)
+        policy.authorize('cyborg:device:%s' % action, None, context)
+        device = call(conductor_rpcapi.ConductorAPI(), context, uuid)
+        if action != 'activate':
+            return wsme.api.Response(None, status_code=200,
+                                     return_type=None)
         return device_types.Device.from_object(device, **_view())
+
+
+_ACTIONS = {
+    'activate': ((2, 4), lambda api, ctx, uuid: api.activate_device(
+        ctx, uuid)),
+    'enable': ((2, 3), lambda api, ctx, uuid: api.set_device_enabled(
+        ctx, uuid, True)),
+    'disable': ((2, 3), lambda api, ctx, uuid: api.set_device_enabled(
+        ctx, uuid, False)),
+}
 
 
 def _view():

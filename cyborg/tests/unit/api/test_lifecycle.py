@@ -86,3 +86,28 @@ def test_dead_agent_is_down_after_three_intervals(api, stack, db):
                      .values(last_seen_up=long_ago))
     (agent,) = api.get('/v2/agents', headers=V24).json['agents']
     assert agent['status'] == 'down'
+
+
+def test_disable_and_enable_as_upstream(api, stack):
+    stack().report()
+    uuid = _device(api)['uuid']
+    base = '/v2/devices/%s/' % uuid
+    # Below 2.3 the actions do not exist.
+    assert api.post(base + 'disable', headers=ADMIN,
+                    expect_errors=True).status_int == 404
+    # No body: pecan (upstream's framework too) answers such a 200 as 204.
+    response = api.post(base + 'disable', headers=V23)
+    assert response.status_int == 204 and response.body == b''
+    shown = api.get('/v2/devices/' + uuid, headers=V24).json
+    assert shown['status'] == 'maintaining'
+    # Idempotent, as upstream's.
+    assert api.post(base + 'disable', headers=V23).status_int == 204
+    # Enabling a device that was inactive activates it.
+    assert api.post(base + 'enable', headers=V23).body == b''
+    assert _device(api)['status'] == 'ready'
+    api.post(base + 'disable', headers=V23)
+    api.post(base + 'enable', headers=V23)
+    assert _device(api)['status'] == 'ready'
+    reader = dict(READER, **version_header('accelerator 2.3'))
+    assert api.post(base + 'disable', headers=reader,
+                    expect_errors=True).status_int == 403
