@@ -198,8 +198,10 @@ def run(*services, on_started=None):
     signal.signal(signal.SIGHUP, on_hup)
     if on_started is not None:
         on_started()
-    while not stopping.wait(0.5):
-        pass
+    # NOTE(service): a timed wait, so the main thread runs signal handlers
+    # promptly whatever the platform's lock behaviour.
+    while not stopping.is_set():
+        stopping.wait(0.5)
     _stop_all(started)
 
 

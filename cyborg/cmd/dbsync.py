@@ -5,8 +5,6 @@ import sys
 
 from alembic import util as alembic_util
 from oslo_config import cfg
-from oslo_service import backend
-from oslo_service.backend import exceptions as backend_exceptions
 
 from cyborg import exception
 from cyborg import service
@@ -58,17 +56,7 @@ _COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
                                  help='What to do with the database schema.')
 
 
-def _select_threading_backend() -> None:
-    try:
-        backend.init_backend(backend.BackendType.THREADING)
-    except backend_exceptions.BackendAlreadySelected:
-        # NOTE(threading): whoever chose first wins; this tool uses no
-        # backend-specific feature either way.
-        pass
-
-
 def main(argv: list[str] | None = None) -> None:
-    _select_threading_backend()
     CONF.register_cli_opt(_COMMAND_OPT)
     service.prepare_service(sys.argv[1:] if argv is None else argv)
     if not CONF.debug:

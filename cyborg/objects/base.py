@@ -16,7 +16,7 @@ from cyborg import exception
 
 
 class CyborgObjectRegistry(ovo_base.VersionedObjectRegistry):
-    pass
+    """The registry of Cyborg's object classes."""
 
 
 class _NoDatabase:
@@ -84,10 +84,6 @@ class CyborgObject(ovo_base.VersionedObject):
         """Fields filled by the object itself rather than copied from a row.
         """
         return ()
-
-
-class CyborgObjectListBase(ovo_base.ObjectListBase):
-    pass
 
 
 class CyborgPersistentObject:

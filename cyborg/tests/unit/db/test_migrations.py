@@ -94,8 +94,12 @@ class _SyncRules(test_migrations.ModelsMigrationsSync):
     def db_sync(self, engine):
         migration.upgrade('head', engine=engine)
 
+    def __init__(self, engine=None):
+        super().__init__()
+        self._engine = engine
+
     def get_engine(self):
-        raise NotImplementedError('the engine is passed in')
+        return self._engine
 
     def get_metadata(self):
         return models.Base.metadata
@@ -104,7 +108,7 @@ class _SyncRules(test_migrations.ModelsMigrationsSync):
 def schema_differences(engine: sa.Engine,
                        metadata: sa.MetaData = models.Base.metadata) -> list:
     """What alembic would change to turn the database into ``metadata``."""
-    rules = _SyncRules()
+    rules = _SyncRules(engine)
     with engine.connect() as connection:
         context = alembic_migration.MigrationContext.configure(
             connection, opts={
