@@ -1,5 +1,6 @@
 """Cyborg: accelerator management for OpenStack clouds."""
 
+import contextlib
 import warnings
 
 # NOTE(threading): futurist probes for eventlet at import time, which makes
@@ -16,7 +17,5 @@ from oslo_service.backend import exceptions as _backend_exc  # noqa: E402
 # libraries first (the config and policy generators) may already have the
 # default backend; they run no service, and cyborg.service refuses to start
 # one on anything but threads.
-try:
+with contextlib.suppress(_backend_exc.BackendAlreadySelected):
     _backend.init_backend(_backend.BackendType.THREADING)
-except _backend_exc.BackendAlreadySelected:
-    pass

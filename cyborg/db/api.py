@@ -35,8 +35,7 @@ def check_connection(url=None):
     try:
         engine = sa.create_engine(url)
         try:
-            with engine.connect():
-                pass
+            engine.connect().close()
         finally:
             engine.dispose()
     except Exception as exc:  # noqa: BLE001 - each driver raises its own

@@ -103,5 +103,13 @@ def inventory_read_rule(name, description, path):
             deprecated_since=_INVENTORY_SINCE))
 
 
+def admin_action_rule(name, description, method, path):
+    """An operation on hardware that only administrators may run."""
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=ADMIN_API, description=description,
+        operations=[{'method': method, 'path': path}],
+        scope_types=['project'])
+
+
 def list_rules():
     return _PERSONAS + _COMPOUND + _LEGACY
