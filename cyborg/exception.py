@@ -168,3 +168,35 @@ class DriverError(CyborgException):
 
 class DriverOperationNotSupported(Invalid):
     msg_fmt = 'Driver %(driver)s does not support %(operation)s.'
+
+
+# --- Placement (raised by cyborg.clients.placement). -------------------------
+
+class PlacementUnavailable(ServiceUnavailable):
+    msg_fmt = 'Placement is unavailable: %(reason)s'
+
+
+class PlacementError(CyborgException):
+    msg_fmt = ('Placement refused %(method)s %(url)s: HTTP %(status)s '
+               '%(detail)s')
+
+
+class PlacementGenerationConflict(Conflict):
+    msg_fmt = ('Resource provider %(uuid)s changed in Placement while it was '
+               'being written.')
+
+
+class PlacementInventoryInUse(Conflict):
+    msg_fmt = ('Placement keeps inventory of resource provider %(uuid)s that '
+               'is allocated: %(detail)s')
+
+
+class ResourceProviderNotFound(NotFound):
+    msg_fmt = ('Placement has no resource provider named %(name)s; the '
+               'compute service of this host creates it, or set [agent] '
+               'resource_provider_name to the name it uses.')
+
+
+class ResourceProviderNameTaken(Conflict):
+    msg_fmt = ('Placement already has a resource provider named %(name)s '
+               'with uuid %(existing)s, not %(uuid)s; Cyborg leaves it alone.')

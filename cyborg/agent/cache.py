@@ -38,21 +38,13 @@ class ReportCache:
         self._load()
 
     def _load(self):
-        try:
-            with open(self.path) as handle:
-                data = json.load(handle)
-            generation = data['generation']
-            devices = data['devices']
-            if not isinstance(devices, dict) or not isinstance(
-                    generation, int):
-                raise ValueError('unexpected layout')
-        except FileNotFoundError:
+        data = read_json(self.path, 'report cache')
+        if data is None:
             return
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            # NOTE(agent): a damaged cache costs one whole report, never
-            # the agent; the conductor's copy is the reference.
-            LOG.warning('Ignoring unreadable report cache %s: %s', self.path,
-                        exc)
+        generation, devices = data.get('generation'), data.get('devices')
+        if not isinstance(devices, dict) or not isinstance(generation, int):
+            LOG.warning('Ignoring report cache %s: unexpected layout',
+                        self.path)
             return
         self.generation = generation
         self.devices = devices
@@ -83,19 +75,38 @@ class ReportCache:
         self._save()
 
     def _save(self):
-        directory = os.path.dirname(self.path) or '.'
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix='.report-', dir=directory)
-        try:
-            with os.fdopen(fd, 'w') as handle:
-                json.dump({'generation': self.generation,
-                           'devices': self.devices}, handle, sort_keys=True)
-                handle.flush()
-                os.fsync(handle.fileno())
-            # NOTE(agent): rename is atomic, so a crash leaves the old cache
-            # or the new one, never half of either.
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_json(self.path, {'generation': self.generation,
+                               'devices': self.devices})
+
+
+def read_json(path, what):
+    """The JSON object in ``path``; None when absent or unreadable."""
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+        if not isinstance(data, dict):
+            raise ValueError('not a JSON object')
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        # NOTE(agent): a damaged file costs a rebuild, never the agent.
+        LOG.warning('Ignoring unreadable %s %s: %s', what, path, exc)
+        return None
+    return data
+
+
+def write_json(path, data):
+    """Replace ``path`` with ``data`` so a crash leaves old or new whole."""
+    directory = os.path.dirname(path) or '.'
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.cyborg-', dir=directory)
+    try:
+        with os.fdopen(fd, 'w') as handle:
+            json.dump(data, handle, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -3,6 +3,7 @@
 import json
 import os
 import threading
+import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -12,7 +13,9 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import version
 from cyborg.agent import cache as report_cache
+from cyborg.agent import placement as agent_placement
 from cyborg.agent import resource_tracker
+from cyborg.clients import placement as placement_client
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
 CONF = cfg.CONF
@@ -24,9 +27,9 @@ BINARY = 'cyborg-agent'
 class AgentManager:
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.2')
 
-    def __init__(self, host, tracker=None):
+    def __init__(self, host, tracker=None, placement=None):
         self.host = host
         # NOTE(agent): drivers load here, before the service binds anything,
         # so an unknown driver name stops the process at once.
@@ -36,8 +39,24 @@ class AgentManager:
         self._lock = threading.Lock()
         self._backoff = 0
         self._found = {}
+        self._current = None
         self.last_result = None
         self.conductor = None
+        self.placement = placement or self._provider_tree(host)
+        self._placement_backoff = 0
+        # NOTE(agent): the first pass heals: Placement may have changed
+        # while this agent was down.
+        self._heal_due = 0.0
+
+    @staticmethod
+    def _provider_tree(host):
+        if not placement_client.configured():
+            LOG.warning('[placement] auth_type is not set: this agent does '
+                        'not write its accelerators to Placement, so the '
+                        'scheduler cannot place instances on them')
+            return None
+        return agent_placement.ProviderTree(host, os.path.join(
+            CONF.state_path, 'agent-%s-placement.json' % host))
 
     def init_host(self):
         self.conductor = conductor_rpcapi.ConductorAPI()
@@ -48,14 +67,17 @@ class AgentManager:
     # --- Reporting ---------------------------------------------------------
 
     def report(self):
-        """Discover every device and bring the conductor up to date.
+        """Discover every device; bring the conductor and Placement up to date.
 
         An unchanged host sends a heartbeat; a changed one sends what
         changed; the whole inventory goes only the first time or when the
         conductor's generation is not the one this agent last had applied.
+        Placement is then written with what changed (nothing when nothing
+        did), or healed when ``[agent] placement_heal_interval`` is due.
 
         :returns: seconds until the next pass: sooner than the interval
-            (1, 2, 4... seconds) while the conductor does not answer.
+            (1, 2, 4... seconds) while the conductor or Placement does not
+            answer.
         """
         with self._lock:
             host_report, failed = self.tracker.discover()
@@ -63,35 +85,104 @@ class AgentManager:
                            for dev in host_report.devices}
             primitives = host_report.to_primitive()['devices']
             changed, removed, current = self.cache.diff(primitives, failed)
+            self._current = current
             context = cyborg_context.get_admin_context()
-            try:
-                if self.cache.generation is None:
-                    result = self._send_whole(context, current, failed)
-                elif not changed and not removed:
-                    result = None
-                    if not self.conductor.agent_heartbeat(
-                            context, self.host, self.cache.generation,
-                            timeout=self._timeout()):
-                        LOG.info('The conductor does not hold generation %d '
-                                 'of this inventory; sending it whole',
-                                 self.cache.generation)
-                        result = self._send_whole(context, current, failed)
-                else:
-                    result = self._send_delta(context, changed, removed,
-                                              current, failed)
-            except (messaging.MessagingTimeout,
-                    messaging.MessageDeliveryFailure) as exc:
-                self._backoff = min(self._backoff * 2 or 1,
-                                    CONF.agent.report_interval)
-                LOG.warning('The conductor did not take the inventory of %d '
-                            'devices (%s); retrying in %d seconds',
-                            len(current), type(exc).__name__, self._backoff)
-                return self._backoff
-            self._backoff = 0
+            result, conductor_delay = self._report_to_conductor(
+                context, changed, removed, current, failed)
+            placement_delay = self._sync_placement(context, current)
         if result is not None:
             self.last_result = result
             self._activate(context, result.get('activate', ()))
-        return None
+        delays = [d for d in (conductor_delay, placement_delay)
+                  if d is not None]
+        return min(delays) if delays else None
+
+    def _report_to_conductor(self, context, changed, removed, current,
+                             failed):
+        released = sorted(self.placement.released - set(current)) \
+            if self.placement else []
+        removed_keys = {json.dumps(k) for k in removed}
+        removed = removed + [json.loads(k) for k in released
+                             if k not in removed_keys]
+        held = self._held(removed)
+        try:
+            if self.cache.generation is None:
+                result = self._send_whole(context, current, failed, held)
+            elif not changed and not removed:
+                result = None
+                if not self.conductor.agent_heartbeat(
+                        context, self.host, self.cache.generation,
+                        timeout=self._timeout()):
+                    LOG.info('The conductor does not hold generation %d '
+                             'of this inventory; sending it whole',
+                             self.cache.generation)
+                    result = self._send_whole(context, current, failed,
+                                              held)
+            else:
+                result = self._send_delta(context, changed, removed,
+                                          current, failed, held)
+        except (messaging.MessagingTimeout,
+                messaging.MessageDeliveryFailure) as exc:
+            self._backoff = min(self._backoff * 2 or 1,
+                                CONF.agent.report_interval)
+            LOG.warning('The conductor did not take the inventory of %d '
+                        'devices (%s); retrying in %d seconds',
+                        len(current), type(exc).__name__, self._backoff)
+            return None, self._backoff
+        self._backoff = 0
+        if released:
+            self.placement.forget_released(released)
+        if result is not None and self.placement is not None:
+            self.placement.set_statuses(_statuses(result), replace=True)
+        return result, None
+
+    def _held(self, removed):
+        """Vanished devices Placement still has allocations on."""
+        if not removed or self.placement is None:
+            return []
+        keys = [json.dumps(list(key)) for key in removed]
+        return [json.loads(k) for k in sorted(self.placement.held(keys))]
+
+    def _sync_placement(self, context, current):
+        """Write (or heal) this host's providers; returns a retry delay."""
+        if self.placement is None:
+            return None
+        healing = time.monotonic() >= self._heal_due
+        try:
+            if healing:
+                self._refresh_statuses(context)
+                failed = self.placement.heal(current)
+            else:
+                failed = self.placement.sync(current)
+        except exception.ResourceProviderNotFound as exc:
+            failed, reason = -1, str(exc)
+        except exception.CyborgException as exc:
+            failed, reason = -1, '%s: %s' % (type(exc).__name__, exc)
+        if failed == 0:
+            self._placement_backoff = 0
+            if healing:
+                interval = CONF.agent.placement_heal_interval
+                self._heal_due = (time.monotonic() + interval if interval
+                                  else float('inf'))
+            return None
+        self._placement_backoff = min(self._placement_backoff * 2 or 1,
+                                      CONF.agent.report_interval)
+        if failed > 0:
+            reason = '%d providers could not be written' % failed
+        LOG.error('Placement is not up to date for this host (%s); '
+                  'retrying in %d seconds', reason, self._placement_backoff)
+        return self._placement_backoff
+
+    def _refresh_statuses(self, context):
+        try:
+            devices = self.conductor.device_states(context, self.host,
+                                                   timeout=self._timeout())
+        except messaging.MessagingException as exc:
+            LOG.info('Using the device statuses last received: the conductor '
+                     'did not answer (%s)', type(exc).__name__)
+            return
+        self.placement.set_statuses(_statuses({'devices': devices}),
+                                    replace=True)
 
     def _details(self, failed):
         return {'version': version.version_string(),
@@ -99,10 +190,11 @@ class AgentManager:
                 'report_interval': CONF.agent.report_interval,
                 'failed_drivers': list(failed)}
 
-    def _send_whole(self, context, current, failed):
+    def _send_whole(self, context, current, failed, held):
         generation = (self.cache.generation or 0) + 1
         payload = dict(self._details(failed), host=self.host,
-                       devices=list(current.values()), generation=generation)
+                       devices=list(current.values()), generation=generation,
+                       held=held)
         result = self.conductor.report_data(context, self.host, payload,
                                             timeout=self._timeout())
         self.cache.applied(generation, current)
@@ -110,10 +202,10 @@ class AgentManager:
                  len(current), generation)
         return result
 
-    def _send_delta(self, context, changed, removed, current, failed):
+    def _send_delta(self, context, changed, removed, current, failed, held):
         generation = self.cache.generation + 1
         delta = dict(self._details(failed), changed=changed, removed=removed,
-                     base_generation=self.cache.generation,
+                     held=held, base_generation=self.cache.generation,
                      generation=generation)
         try:
             result = self.conductor.report_delta(context, self.host, delta,
@@ -121,7 +213,7 @@ class AgentManager:
         except exception.GenerationConflict:
             LOG.info('The conductor is not at generation %d; sending the '
                      'whole inventory', self.cache.generation)
-            return self._send_whole(context, current, failed)
+            return self._send_whole(context, current, failed, held)
         self.cache.applied(generation, current)
         LOG.info('Reported %d changed and %d removed devices, generation %d',
                  len(changed), len(removed), generation)
@@ -147,6 +239,21 @@ class AgentManager:
                    max(10, CONF.agent.report_interval))
 
     # --- RPC endpoints -----------------------------------------------------
+
+    def update_device_states(self, context, devices):
+        """RPC: the conductor changed device statuses; reserve or free them.
+
+        :param devices: ``[{'controlpath': [type, info], 'status': ...}]``
+        :returns: whether Placement now holds them.
+        """
+        if self.placement is None:
+            return False
+        with self._lock:
+            self.placement.set_statuses(_statuses({'devices': devices}))
+            delay = self._sync_placement(
+                context, self.cache.devices if self._current is None
+                else self._current)
+        return delay is None
 
     def discover(self, context):
         """RPC: run a discovery pass now and return the conductor's record.
@@ -179,3 +286,9 @@ class AgentManager:
                                         reason=str(exc)) from exc
         LOG.info('Driver %s prepared device %s', driver_name, cpid_info)
 
+
+
+def _statuses(result):
+    """Device key -> status, from what the conductor recorded."""
+    return {json.dumps(list(device['controlpath'])): device['status']
+            for device in result.get('devices', ())}

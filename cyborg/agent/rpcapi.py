@@ -17,9 +17,10 @@ class AgentAPI:
 
     * 1.0 - Initial version: discover.
     * 1.1 - install_device.
+    * 1.2 - update_device_states.
     """
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -40,3 +41,14 @@ class AgentAPI:
                                     timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'install_device', driver_name=driver_name,
                           cpid_type=cpid_type, cpid_info=cpid_info)
+
+    def update_device_states(self, context, host, devices):
+        """Tell ``host``'s agent which statuses its devices now have, so it
+        reserves or frees them in Placement.
+
+        :param devices: ``[{'uuid', 'controlpath': [type, info], 'status'}]``
+        :returns: whether Placement holds the change.
+        """
+        cctxt = self.client.prepare(server=host, version='1.2',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'update_device_states', devices=devices)

@@ -70,10 +70,10 @@ class _HostInventory:
             self.changed |= _update_device(device, reported)
         return key
 
-    def remove(self, key):
+    def remove(self, key, held=False):
         device = self.devices.get(key)
         if device is not None:
-            self.changed |= _remove_device(self.session, device)
+            self.changed |= _remove_device(self.session, device, held)
 
     def result(self, generation):
         self.session.flush()
@@ -85,22 +85,48 @@ class _HostInventory:
             'changed': self.changed,
             'generation': generation,
             'activate': activate,
-            'devices': [{'uuid': d.uuid, 'controlpath': list(k),
-                         'status': d.status}
-                        for k, d in sorted(self.devices.items())
+            'devices': [_state(k, d) for k, d in sorted(self.devices.items())
                         if sa.inspect(d).persistent],
         }
 
 
+def _state(key, device):
+    return {'uuid': device.uuid, 'controlpath': list(key),
+            'status': device.status}
+
+
+@main.reader
+def host_states(context, host):
+    """``[{'uuid', 'controlpath', 'status'}]`` of every device of a host."""
+    rows = context.session.execute(
+        sa.select(models.Device.uuid, models.Device.status,
+                  models.ControlpathID.cpid_type,
+                  models.ControlpathID.cpid_info)
+        .join(models.ControlpathID,
+              models.ControlpathID.device_id == models.Device.id)
+        .where(models.Device.hostname == host)
+        .order_by(models.ControlpathID.cpid_type,
+                  models.ControlpathID.cpid_info))
+    return [{'uuid': row.uuid, 'controlpath': [row.cpid_type, row.cpid_info],
+             'status': row.status} for row in rows]
+
+
+def device_state(context, device):
+    """The same for one device row (with its control path loaded)."""
+    cpid = device.controlpath_ids[0]
+    return _state((cpid.cpid_type, cpid.cpid_info), device)
+
+
 @main.writer
 def apply_report(context, report, failed_drivers=(), generation=None,
-                 details=None):
+                 details=None, held=()):
     """Make the database hold exactly what ``report`` says of its host.
 
     Devices are matched by control path, deployables by name, attributes by
     key and attach handles by their info. Devices of drivers that failed this
     pass are left alone; a vanished device that still has handles in use is
-    kept and marked lost instead of deleted.
+    kept and marked lost instead of deleted, and so is one the agent says
+    Placement still has allocations on (``held``, device keys).
 
     :param details: the agent's ``version``, ``drivers`` and
         ``report_interval``, recorded with its liveness.
@@ -108,20 +134,22 @@ def apply_report(context, report, failed_drivers=(), generation=None,
     """
     inventory = _HostInventory(context.session, report.host)
     seen = {inventory.upsert(reported) for reported in report.devices}
+    held = {tuple(key) for key in held}
     for key, device in list(inventory.devices.items()):
         if key not in seen and device.driver_name not in failed_drivers:
-            inventory.remove(key)
+            inventory.remove(key, key in held)
     _record(context, report.host, generation, None, details)
     return inventory.result(generation)
 
 
 @main.writer
 def apply_delta(context, host, changed, removed, base_generation,
-                generation, details=None):
+                generation, details=None, held=()):
     """Apply only what changed since ``base_generation``.
 
     :param changed: ``report.Device`` objects added or changed.
     :param removed: device keys ``(cpid_type, cpid_info JSON)`` now gone.
+    :param held: those of ``removed`` still allocated in Placement.
     :raises GenerationConflict: the host's stored generation is not
         ``base_generation``; nothing is written.
     """
@@ -129,8 +157,9 @@ def apply_delta(context, host, changed, removed, base_generation,
     inventory = _HostInventory(context.session, host)
     for reported in changed:
         inventory.upsert(reported)
+    held = {tuple(key) for key in held}
     for key in removed:
-        inventory.remove(tuple(key))
+        inventory.remove(tuple(key), tuple(key) in held)
     return inventory.result(generation)
 
 
@@ -283,8 +312,8 @@ def _in_use(deployable):
     return any(h.in_use for h in deployable.attach_handles)
 
 
-def _remove_device(session, device):
-    if any(_in_use(dep) for dep in device.deployables):
+def _remove_device(session, device, held=False):
+    if held or any(_in_use(dep) for dep in device.deployables):
         if device.status == states.DEVICE_LOST:
             return False
         LOG.warning('Device %s on %s disappeared while in use; marking it '

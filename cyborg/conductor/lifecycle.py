@@ -136,3 +136,20 @@ def recover_activations(context, older_than):
         LOG.warning('%d device activations were interrupted; the devices '
                     'are inactive again', count)
     return count
+
+
+def tell_agent(context, device, agent_api):
+    """Send a device's status to its agent, which reserves or frees it in
+    Placement. An agent that does not answer catches up when it next heals.
+    """
+    cpid = dbapi.controlpath_ids.list(context,
+                                      filters={'device_id': device.id})[0]
+    state = {'uuid': device.uuid, 'status': device.status,
+             'controlpath': [cpid.cpid_type, cpid.cpid_info]}
+    try:
+        agent_api.update_device_states(context, device.hostname, [state])
+    except (exception.CyborgException, messaging.MessagingException) as exc:
+        LOG.warning('The agent of %s was not told that device %s is %s '
+                    '(%s); it catches up at its next Placement heal',
+                    device.hostname, device.uuid, device.status,
+                    type(exc).__name__)

@@ -31,7 +31,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.2')
+    target = messaging.Target(version='1.3')
 
     def __init__(self, host):
         self.host = host
@@ -117,7 +117,8 @@ class ConductorManager:
                 reason='report of host %s sent as %s' % (parsed.host, host))
         return inventory.apply_report(
             context, parsed, failed_drivers=report.get('failed_drivers', ()),
-            generation=report.get('generation'), details=_details(report))
+            generation=report.get('generation'), details=_details(report),
+            held=report.get('held', ()))
 
     @messaging.expected_exceptions(exception.CyborgException)
     def report_delta(self, context, host, delta):
@@ -127,7 +128,12 @@ class ConductorManager:
         return inventory.apply_delta(
             context, host, changed, delta.get('removed', []),
             base_generation=delta['base_generation'],
-            generation=delta['generation'], details=_details(delta))
+            generation=delta['generation'], details=_details(delta),
+            held=delta.get('held', ()))
+
+    def device_states(self, context, host):
+        """The status of each device of a host, for its Placement heal."""
+        return inventory.host_states(context, host)
 
     def heartbeat(self, context, host, binary, version):
         dbapi.services.heartbeat(context, host, binary, version=version)
@@ -141,8 +147,7 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def activate_device(self, context, uuid):
         device = lifecycle.activate(context, uuid, self.agent_api)
-        return device_obj.Device._from_db_object(
-            device_obj.Device(context), device, context)
+        return self._changed(context, device)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def set_device_enabled(self, context, uuid, enabled):
@@ -150,6 +155,11 @@ class ConductorManager:
             device = lifecycle.enable(context, uuid, self.agent_api)
         else:
             device = lifecycle.disable(context, uuid)
+        return self._changed(context, device)
+
+    def _changed(self, context, device):
+        """Have the device's agent reserve or free it in Placement."""
+        lifecycle.tell_agent(context, device, self.agent_api)
         return device_obj.Device._from_db_object(
             device_obj.Device(context), device, context)
 

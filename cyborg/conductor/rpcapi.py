@@ -17,9 +17,11 @@ class ConductorAPI:
     * 1.1 - report_delta, agent_heartbeat, activate_device; reports carry
       a generation.
     * 1.2 - set_device_enabled.
+    * 1.3 - device_states; reports may name ``held`` devices (gone, but
+      still allocated in Placement).
     """
 
-    RPC_API_VERSION = '1.2'
+    RPC_API_VERSION = '1.3'
 
     def __init__(self, topic=None):
         target = messaging.Target(topic=topic or CONF.conductor.topic,
@@ -88,6 +90,15 @@ class ConductorAPI:
             version='1.2', timeout=CONF.conductor.agent_rpc_timeout + 30)
         return cctxt.call(context, 'set_device_enabled', uuid=uuid,
                           enabled=enabled)
+
+    def device_states(self, context, host, timeout=None):
+        """The status of every device of ``host``, as the agent heals
+        Placement with them.
+
+        :returns: ``[{'uuid', 'controlpath': [type, info], 'status'}]``
+        """
+        cctxt = self.client.prepare(version='1.3', timeout=timeout)
+        return cctxt.call(context, 'device_states', host=host)
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

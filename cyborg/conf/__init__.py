@@ -12,6 +12,7 @@ from cyborg.conf import fpga
 from cyborg.conf import gpu
 from cyborg.conf import npu
 from cyborg.conf import pci
+from cyborg.conf import placement
 from cyborg.conf import qat
 
 CONF = cfg.CONF
@@ -19,5 +20,5 @@ CONF = cfg.CONF
 # NOTE(conf): order does not matter, but every group registers itself here
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
-                gpu, fpga, qat, npu):
+                gpu, fpga, qat, npu, placement):
     _module.register_opts(CONF)

@@ -24,6 +24,22 @@ opts = [
         default='/sys',
         help='Root of the sysfs tree drivers read devices from. Tests and '
              'simulations point it at a fixture tree.'),
+    cfg.StrOpt(
+        'resource_provider_name',
+        help='Name of this host\'s compute node resource provider in '
+             'Placement, under which the agent keeps one child provider per '
+             'deployable. Defaults to [DEFAULT] host; set it when the compute '
+             'service registers the node under another name (for example '
+             'its FQDN).'),
+    cfg.IntOpt(
+        'placement_heal_interval',
+        default=300,
+        min=0,
+        help='Seconds between two comparisons of this host\'s providers in '
+             'Placement with what the agent last wrote. Drift (a deleted '
+             'provider, a removed trait, a changed inventory) is repaired; '
+             'allocations are never touched. The agent also heals at start. '
+             '0 heals only at start.'),
 ]
 
 

@@ -10,10 +10,11 @@ from cyborg.conf import fpga
 from cyborg.conf import gpu
 from cyborg.conf import npu
 from cyborg.conf import pci
+from cyborg.conf import placement
 from cyborg.conf import qat
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
-                gpu, fpga, qat, npu)
+            gpu, fpga, qat, npu, placement)
 
 
 def list_opts():

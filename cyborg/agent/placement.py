@@ -1,0 +1,400 @@
+"""The agent's provider subtree in Placement, kept true to the hardware."""
+
+import re
+import uuid as uuidlib
+
+import os_traits
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from cyborg import exception
+from cyborg import states
+from cyborg.agent import cache as report_cache
+from cyborg.clients import placement as placement_client
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+SERVICE_TRAIT_PREFIX = 'CUSTOM_CYBORG_SERVICE_'
+_NOT_TRAIT = re.compile(r'[^A-Z0-9_]')
+_MAX_TRAIT = 255
+_WRITE_ATTEMPTS = 4
+
+
+def provider_uuid(name):
+    """The provider uuid of a deployable: stable, and upstream's too.
+
+    Deployable names carry the host, so they are unique across hosts; the
+    same derivation as upstream Cyborg lets an upgraded agent adopt the
+    providers upstream created.
+    """
+    return str(uuidlib.uuid3(uuidlib.NAMESPACE_DNS, name))
+
+
+def service_trait(service):
+    """The trait that advertises a service a device offers."""
+    name = SERVICE_TRAIT_PREFIX + _NOT_TRAIT.sub('_', service.upper())
+    return name[:_MAX_TRAIT]
+
+
+def _reserved(status, fault):
+    return bool(fault) or status != states.DEVICE_READY
+
+
+def wanted_providers(devices, statuses):
+    """What Placement should hold for the devices found on this host.
+
+    :param devices: device key -> device primitive (as the report cache).
+    :param statuses: device key -> status the conductor recorded.
+    :returns: provider uuid -> ``Wanted``
+    """
+    wanted = {}
+    for key, device in devices.items():
+        reserve = _reserved(statuses.get(key), device.get('fault'))
+        common = {os_traits.OWNER_CYBORG}
+        common.update(service_trait(s) for s in device.get('services', ()))
+        for dep in device.get('deployables', ()):
+            item = Wanted(name=dep['name'], device=key,
+                          resource_class=dep['resource_class'],
+                          total=int(dep['num_accelerators']),
+                          reserve=reserve,
+                          traits=frozenset(common | set(dep.get('traits',
+                                                                ()))))
+            wanted[item.uuid] = item
+    return wanted
+
+
+class Wanted:
+    """One provider as the hardware and the device status want it."""
+
+    __slots__ = ('name', 'uuid', 'device', 'resource_class', 'total',
+                 'reserve', 'traits')
+
+    def __init__(self, name, device, resource_class, total, reserve, traits):
+        self.name = name
+        self.uuid = provider_uuid(name)
+        self.device = device
+        self.resource_class = resource_class
+        self.total = total
+        self.reserve = reserve
+        self.traits = traits
+
+
+def _inventory(total, reserved):
+    return {'total': total, 'reserved': reserved, 'min_unit': 1,
+            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
+
+
+def inventories(item, used=None):
+    """The inventories of a wanted provider, never below what is used.
+
+    A device that now offers fewer units than are allocated keeps the
+    allocated amount, with the difference reserved so that nothing more is
+    scheduled; a resource class it no longer offers stays, fully reserved,
+    while anything is allocated from it.
+    """
+    used = used or {}
+    result = {}
+    keep = max(item.total, used.get(item.resource_class, 0))
+    if keep > 0:
+        result[item.resource_class] = _inventory(
+            keep, keep if item.reserve else keep - item.total)
+    for rc, amount in used.items():
+        if rc != item.resource_class and amount > 0:
+            result[rc] = _inventory(amount, amount)
+    return result
+
+
+def _fully_reserved(current, used):
+    result = {}
+    for rc, inv in current.items():
+        total = max(inv['total'], used.get(rc, 0))
+        result[rc] = _inventory(total, total)
+    return result
+
+
+class ProviderTree:
+    """Writes and heals this host's accelerator providers in Placement.
+
+    What was last written (provider generations, inventories, traits) is
+    kept in a file beside the report cache, so an unchanged host costs no
+    Placement request and an agent restart does not rewrite anything.
+    Every write is generation-checked and retried on conflict.
+    """
+
+    def __init__(self, host, path, client=None):
+        self.host = host
+        self.name = CONF.agent.resource_provider_name or host
+        self.path = path
+        self.client = client or placement_client.PlacementClient()
+        self.root = None
+        self.providers = {}
+        self.statuses = {}
+        #: Keys of lost devices whose providers are gone at last; the
+        #: conductor may now forget them.
+        self.released = set()
+        self._load()
+
+    # --- State --------------------------------------------------------------
+
+    def _load(self):
+        data = report_cache.read_json(self.path, 'Placement state') or {}
+        if data.get('name') == self.name:
+            self.root = data.get('root')
+            self.providers = dict(data.get('providers') or {})
+        self.statuses = dict(data.get('statuses') or {})
+        self.released = set(data.get('released') or ())
+
+    def _save(self):
+        report_cache.write_json(self.path, {
+            'name': self.name, 'root': self.root,
+            'providers': self.providers, 'statuses': self.statuses,
+            'released': sorted(self.released)})
+
+    def set_statuses(self, statuses, replace=False):
+        """Record device statuses the conductor holds (device key -> status).
+        """
+        if replace:
+            self.statuses = dict(statuses)
+        else:
+            self.statuses.update(statuses)
+        self._save()
+
+    # --- Reading Placement -------------------------------------------------
+
+    def _root_uuid(self, refresh=False):
+        if self.root is None or refresh:
+            found = self.client.provider_by_name(self.name)
+            if found is None:
+                raise exception.ResourceProviderNotFound(name=self.name)
+            if self.root not in (None, found['uuid']):
+                LOG.warning('Resource provider %s is now %s (was %s)',
+                            self.name, found['uuid'], self.root)
+            self.root = found['uuid']
+        return self.root
+
+    def _read(self, uuid):
+        generation, invs = self.client.get_inventories(uuid)
+        generation, traits = self.client.get_traits(uuid)
+        return {'generation': generation, 'inventories': invs,
+                'traits': sorted(traits)}
+
+    def held(self, device_keys):
+        """Which of these vanished devices still have allocations.
+
+        When Placement cannot say, every one is taken as held: a device is
+        then marked lost for a while rather than forgotten while in use.
+        """
+        keys = set(device_keys)
+        held = set()
+        try:
+            for uuid, record in self.providers.items():
+                if record['device'] in keys and any(
+                        self.client.get_usages(uuid).values()):
+                    held.add(record['device'])
+        except exception.CyborgException as exc:
+            LOG.warning('Cannot read allocations of vanished devices (%s); '
+                        'keeping them as lost', exc)
+            return keys & {r['device'] for r in self.providers.values()}
+        return held
+
+    # --- Writing -------------------------------------------------------------
+
+    def sync(self, devices):
+        """Make Placement hold what ``devices`` and the statuses want.
+
+        :param devices: device key -> device primitive found on this host.
+        :returns: number of providers whose writes failed (0 when all is
+            in Placement); a failure is retried at the next call.
+        :raises ResourceProviderNotFound: the compute node provider is
+            missing.
+        :raises PlacementUnavailable: Placement did not answer.
+        """
+        root = self._root_uuid()
+        wanted = wanted_providers(devices, self.statuses)
+        self.client.ensure_resource_classes(
+            {item.resource_class for item in wanted.values()})
+        self.client.ensure_traits(
+            set().union(*(item.traits for item in wanted.values())))
+        failed = 0
+        try:
+            for item in wanted.values():
+                failed += not self._sync_one(root, item)
+            for uuid in [u for u in self.providers if u not in wanted]:
+                self._retire(uuid)
+        finally:
+            self._save()
+        return failed
+
+    def _sync_one(self, root, item):
+        try:
+            record = self.providers.get(item.uuid)
+            if record is None:
+                record = self._create(root, item)
+            record['device'] = item.device
+            record.pop('lost', None)
+            old = record['inventories']
+            want = inventories(item)
+            if want != old and self._may_shrink(item, old):
+                want = inventories(item, self.client.get_usages(item.uuid))
+            if want != old:
+                self._write_inventories(item.uuid, want,
+                                        lambda used: inventories(item, used))
+            if set(record['traits']) != item.traits:
+                self._write_traits(item)
+        except (exception.PlacementError, exception.Conflict) as exc:
+            LOG.error('Could not write resource provider %s (%s) to '
+                      'Placement: %s', item.name, item.uuid, exc)
+            return False
+        return True
+
+    @staticmethod
+    def _may_shrink(item, old):
+        old_total = old.get(item.resource_class, {}).get('total', 0)
+        return any(rc != item.resource_class for rc in old) or \
+            old_total > item.total
+
+    def _create(self, root, item):
+        try:
+            created = self.client.create_provider(item.uuid, item.name, root)
+        except exception.PlacementError as exc:
+            if exc.kwargs.get('status') != 409:
+                raise
+            existing = self.client.get_provider(item.uuid)
+            if existing is None:
+                taken = self.client.provider_by_name(item.name)
+                raise exception.ResourceProviderNameTaken(
+                    name=item.name, uuid=item.uuid,
+                    existing=taken['uuid'] if taken else '?') from exc
+            # NOTE(placement): ours already (an earlier agent, or a write
+            # whose answer was lost): adopt it instead of duplicating it.
+            record = self._read(item.uuid)
+            LOG.info('Adopted resource provider %s (%s)', item.name,
+                     item.uuid)
+        else:
+            record = {'generation': created['generation'], 'inventories': {},
+                      'traits': []}
+            LOG.info('Created resource provider %s (%s) under %s',
+                     item.name, item.uuid, self.name)
+        record['name'] = item.name
+        self.providers[item.uuid] = record
+        return record
+
+    def _write_inventories(self, uuid, value, recompute=None):
+        """Generation-checked PUT of inventories, retried on conflict.
+
+        :param recompute: builds the inventories again from fresh usages
+            after a conflict; without it ``value`` is written as it is.
+        """
+        record = self.providers[uuid]
+        for _attempt in range(_WRITE_ATTEMPTS):
+            try:
+                record['generation'] = self.client.set_inventories(
+                    uuid, record['generation'], value)
+                record['inventories'] = value
+                return
+            except exception.PlacementGenerationConflict:
+                pass
+            except exception.PlacementInventoryInUse:
+                if recompute is None:
+                    raise
+            record.update(self._read(uuid))
+            if recompute is not None:
+                value = recompute(self.client.get_usages(uuid))
+            if record['inventories'] == value:
+                return
+        raise exception.PlacementGenerationConflict(uuid=uuid)
+
+    def _write_traits(self, item):
+        record = self.providers[item.uuid]
+        for _attempt in range(_WRITE_ATTEMPTS):
+            try:
+                record['generation'] = self.client.set_traits(
+                    item.uuid, record['generation'], item.traits)
+                record['traits'] = sorted(item.traits)
+                return
+            except exception.PlacementGenerationConflict:
+                record.update(self._read(item.uuid))
+            except exception.PlacementError as exc:
+                if exc.kwargs.get('status') != 400:
+                    raise
+                # NOTE(placement): someone deleted a custom trait we had
+                # created; create it again.
+                self.client.forget_names()
+                self.client.ensure_traits(item.traits)
+            if set(record['traits']) == item.traits:
+                return
+        raise exception.PlacementGenerationConflict(uuid=item.uuid)
+
+    def _retire(self, uuid):
+        """A provider whose deployable is gone: delete it unless allocated.
+        """
+        record = self.providers[uuid]
+        if record.get('lost'):
+            # NOTE(placement): settled until the next heal looks again, so
+            # a host with a lost device still costs nothing per report.
+            return
+        used = self.client.get_usages(uuid)
+        if not any(used.values()) and self.client.delete_provider(uuid):
+            del self.providers[uuid]
+            LOG.info('Deleted resource provider %s (%s)', record.get('name'),
+                     uuid)
+            return
+        want = _fully_reserved(record['inventories'], used)
+        if want != record['inventories']:
+            self._write_inventories(uuid, want)
+        record['lost'] = True
+        LOG.warning('Resource provider %s (%s) has allocations but its '
+                    'device is gone; it stays, fully reserved, until they '
+                    'are released', record.get('name'), uuid)
+
+    # --- Healing -------------------------------------------------------------
+
+    def heal(self, devices):
+        """Compare Placement with what was written and repair the drift.
+
+        :returns: what ``sync`` returns.
+        """
+        root = self._root_uuid(refresh=True)
+        live = {p['uuid']: p for p in self.client.providers_in_tree(root)}
+        drift = False
+        for uuid, record in list(self.providers.items()):
+            found = live.get(uuid)
+            if found is None:
+                LOG.warning('Resource provider %s (%s) is no longer in '
+                            'Placement; creating it again',
+                            record.get('name'), uuid)
+                del self.providers[uuid]
+                drift = True
+            elif found['generation'] != record['generation']:
+                record.update(self._read(uuid))
+                drift = True
+            if record.get('lost') and uuid in self.providers:
+                self._release(uuid, record)
+        for uuid, found in live.items():
+            if uuid not in self.providers and \
+                    uuid == provider_uuid(found['name']):
+                record = self._read(uuid)
+                record.update(name=found['name'], device=None)
+                self.providers[uuid] = record
+                drift = True
+        if drift:
+            # NOTE(placement): a custom trait or class may have gone too.
+            self.client.forget_names()
+        return self.sync(devices)
+
+    def _release(self, uuid, record):
+        if any(self.client.get_usages(uuid).values()):
+            return
+        if self.client.delete_provider(uuid):
+            del self.providers[uuid]
+            if record.get('device'):
+                self.released.add(record['device'])
+            LOG.info('Lost device\'s resource provider %s (%s) has no '
+                     'allocations any more; deleted it', record.get('name'),
+                     uuid)
+
+    def forget_released(self, keys):
+        """The conductor was told these devices are gone for good."""
+        self.released.difference_update(keys)
+        self._save()
