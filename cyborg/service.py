@@ -126,9 +126,11 @@ def _guarded(task):
 class WSGIService(service.Service):
     """Serves a WSGI application with cheroot's thread-pool HTTP server."""
 
-    def __init__(self, name, app, host, port, threads):
+    def __init__(self, name, app, host, port, threads,
+                 option='[api] host_ip/port'):
         super().__init__()
         self.name = name
+        self.option = option
         self.server = wsgi.Server((host, port), app, numthreads=threads,
                                   server_name=name)
         self._thread = None
@@ -146,7 +148,7 @@ class WSGIService(service.Service):
             self.server.prepare()
         except OSError as exc:
             raise exception.ConfigError(
-                option='[api] host_ip/port',
+                option=self.option,
                 reason='cannot listen on %s:%s (%s)' % (
                     self.server.bind_addr[0], self.server.bind_addr[1],
                     exc.strerror or exc)) from exc

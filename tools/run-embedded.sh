@@ -10,6 +10,6 @@ if [ ! -x "$venv/bin/cyborg-all-in-one" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip >&2
     "$venv/bin/pip" install -q -r requirements.txt >&2
-    "$venv/bin/pip" install -q -e . >&2
+    "$venv/bin/pip" install -q -e ".[embedded]" >&2
 fi
 exec "$venv/bin/cyborg-all-in-one" "$@"

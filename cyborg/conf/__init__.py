@@ -8,6 +8,7 @@ from cyborg.conf import conductor
 from cyborg.conf import database
 from cyborg.conf import default
 from cyborg.conf import drivers
+from cyborg.conf import embedded
 from cyborg.conf import fpga
 from cyborg.conf import gpu
 from cyborg.conf import npu
@@ -20,5 +21,5 @@ CONF = cfg.CONF
 # NOTE(conf): order does not matter, but every group registers itself here
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
-                gpu, fpga, qat, npu, placement):
+                gpu, fpga, qat, npu, placement, embedded):
     _module.register_opts(CONF)

@@ -6,6 +6,7 @@ from cyborg.conf import conductor
 from cyborg.conf import database
 from cyborg.conf import default
 from cyborg.conf import drivers
+from cyborg.conf import embedded
 from cyborg.conf import fpga
 from cyborg.conf import gpu
 from cyborg.conf import npu
@@ -14,7 +15,7 @@ from cyborg.conf import placement
 from cyborg.conf import qat
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
-            gpu, fpga, qat, npu, placement)
+            gpu, fpga, qat, npu, placement, embedded)
 
 
 def list_opts():
