@@ -5,11 +5,14 @@ import sys
 
 from oslo_config import cfg
 
+from cyborg import embedded_placement
 from cyborg import exception
 from cyborg import service
 from cyborg.agent import manager as agent_manager
+from cyborg.agent import placement as agent_placement
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.api import app as api_app
+from cyborg.clients import placement as placement_client
 from cyborg.conductor import manager as conductor_manager
 from cyborg.db import api as dbapi
 from cyborg.db import migration
@@ -42,34 +45,59 @@ def _configure(argv):
 
 
 def build_services():
-    """The three services of the embedded default, in start order."""
+    """The services of the embedded default, in start order.
+
+    Placement comes first (unless [placement] names a real one) so the
+    compute node provider exists before the agent's first report.
+    """
     dbapi.check_connection()
     migration.upgrade('head')
-    conductor = service.RPCService(
+    services = []
+    provider_tree = None
+    if not placement_client.configured():
+        placement = embedded_placement.EmbeddedPlacement(
+            CONF.embedded_placement.host, CONF.embedded_placement.port,
+            CONF.embedded_placement.connection,
+            compute_nodes=[CONF.agent.resource_provider_name or CONF.host])
+        services.append(placement)
+        provider_tree = agent_placement.ProviderTree(
+            CONF.host, os.path.join(CONF.state_path,
+                                    'agent-%s-placement.json' % CONF.host),
+            client=placement.client())
+    services.append(service.RPCService(
         conductor_manager.ConductorManager(CONF.host), CONF.conductor.topic,
-        CONF.host, conductor_manager.BINARY)
-    agent = service.RPCService(
-        agent_manager.AgentManager(CONF.host), agent_rpcapi.TOPIC, CONF.host,
-        agent_manager.BINARY)
-    api = service.WSGIService('cyborg-api', api_app.setup_app(),
-                              CONF.api.host_ip, CONF.api.port,
-                              CONF.api.workers)
-    return conductor, agent, api
+        CONF.host, conductor_manager.BINARY))
+    services.append(service.RPCService(
+        agent_manager.AgentManager(CONF.host, placement=provider_tree),
+        agent_rpcapi.TOPIC, CONF.host, agent_manager.BINARY))
+    services.append(service.WSGIService(
+        'cyborg-api', api_app.setup_app(), CONF.api.host_ip, CONF.api.port,
+        CONF.api.workers))
+    return services
 
 
 def main(argv=None):
     _configure(sys.argv[1:] if argv is None else argv)
     try:
         services = build_services()
-        service.run(*services, on_started=lambda: _banner(services[-1]))
+        service.run(*services, on_started=lambda: _banner(services))
     except exception.ConfigError as exc:
         service.fail(exc)
 
 
-def _banner(api):
+def _banner(services):
+    api = services[-1]
+    if isinstance(services[0], embedded_placement.EmbeddedPlacement):
+        placement = '%s  (embedded, %s)' % (
+            services[0].url, CONF.embedded_placement.connection)
+    else:
+        placement = '%s  ([placement] in the configuration)' % (
+            CONF.placement.endpoint_override or 'from the service catalog')
     print('Cyborg (embedded) is running.\n'
-          '  API:      %s  (try: curl %s/v2/devices)\n'
-          '  State:    %s\n'
-          '  Database: %s\n'
-          'Press Ctrl-C to stop.' % (api.url, api.url, CONF.state_path,
+          '  API:       %s  (try: curl %s/v2/devices)\n'
+          '  Placement: %s\n'
+          '  State:     %s\n'
+          '  Database:  %s\n'
+          'Press Ctrl-C to stop.' % (api.url, api.url, placement,
+                                     CONF.state_path,
                                      CONF.database.connection), flush=True)

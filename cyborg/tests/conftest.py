@@ -71,3 +71,23 @@ def override():
     yield _set
     for name, group in touched:
         CONF.clear_override(name, group=group)
+
+
+@pytest.fixture(scope='session')
+def _placement_server(tmp_path_factory, _config):
+    # NOTE(tests): Placement configures its database once per process, so
+    # the session shares one server; each test wipes what it created.
+    from cyborg.tests import placement
+
+    path = tmp_path_factory.mktemp('placement') / 'placement.sqlite'
+    server = placement.PlacementServer('sqlite:///%s' % path).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def placement(_placement_server):
+    """A real Placement (openstack-placement on SQLite), empty per test."""
+    yield _placement_server
+    _placement_server.faults.status = None
+    _placement_server.wipe()

@@ -8,6 +8,7 @@ from cyborg import service
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import manager as conductor_manager
+from cyborg.tests import placement as placement_helpers
 
 
 @pytest.fixture
@@ -27,8 +28,15 @@ def stack(db, override, tmp_path):
     conductor.start()
     agents = []
 
-    def start_agent(host='node1', periodic=False):
-        agent = agent_manager.AgentManager(host)
+    def start_agent(host='node1', periodic=False, placement=None):
+        """Start an agent; with ``placement`` (the fixture's server) it
+        writes its providers there, under a compute node provider made for
+        it as Nova's compute service would."""
+        tree = None
+        if placement is not None:
+            placement.compute_node(host)
+            tree = placement_helpers.provider_tree(placement, host, tmp_path)
+        agent = agent_manager.AgentManager(host, placement=tree)
         if not periodic:
             agent.periodic_tasks = list
         svc = service.RPCService(agent, agent_rpcapi.TOPIC, host,
