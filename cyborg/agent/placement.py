@@ -186,16 +186,23 @@ class ProviderTree:
         then marked lost for a while rather than forgotten while in use.
         """
         keys = set(device_keys)
+        mine = {uuid: record for uuid, record in self.providers.items()
+                if record.get('device') in keys}
         held = set()
         try:
-            for uuid, record in self.providers.items():
-                if record['device'] in keys and any(
-                        self.client.get_usages(uuid).values()):
+            for uuid, record in mine.items():
+                if any(self.client.get_usages(uuid).values()):
                     held.add(record['device'])
         except exception.CyborgException as exc:
             LOG.warning('Cannot read allocations of vanished devices (%s); '
                         'keeping them as lost', exc)
-            return keys & {r['device'] for r in self.providers.values()}
+            held = {record['device'] for record in mine.values()}
+        for record in mine.values():
+            # NOTE(placement): the conductor keeps these as lost; it is
+            # told when their providers are finally deleted.
+            if record['device'] in held:
+                record['held'] = True
+        self._save()
         return held
 
     # --- Writing -------------------------------------------------------------
@@ -212,19 +219,30 @@ class ProviderTree:
         """
         root = self._root_uuid()
         wanted = wanted_providers(devices, self.statuses)
-        self.client.ensure_resource_classes(
-            {item.resource_class for item in wanted.values()})
-        self.client.ensure_traits(
-            set().union(*(item.traits for item in wanted.values())))
+        for item in wanted.values():
+            if item.uuid in self.providers:
+                self.providers[item.uuid]['device'] = item.device
+        pending = [item for item in wanted.values() if self._differs(item)]
+        if pending:
+            self.client.ensure_resource_classes(
+                {item.resource_class for item in pending})
+            self.client.ensure_traits(
+                set().union(*(item.traits for item in pending)))
         failed = 0
         try:
-            for item in wanted.values():
+            for item in pending:
                 failed += not self._sync_one(root, item)
             for uuid in [u for u in self.providers if u not in wanted]:
                 self._retire(uuid)
         finally:
             self._save()
         return failed
+
+    def _differs(self, item):
+        record = self.providers.get(item.uuid)
+        return (record is None or record.get('lost') or
+                set(record['traits']) != item.traits or
+                record['inventories'] != inventories(item))
 
     def _sync_one(self, root, item):
         try:
@@ -233,6 +251,7 @@ class ProviderTree:
                 record = self._create(root, item)
             record['device'] = item.device
             record.pop('lost', None)
+            record.pop('held', None)
             old = record['inventories']
             want = inventories(item)
             if want != old and self._may_shrink(item, old):
@@ -335,8 +354,7 @@ class ProviderTree:
             # a host with a lost device still costs nothing per report.
             return
         used = self.client.get_usages(uuid)
-        if not any(used.values()) and self.client.delete_provider(uuid):
-            del self.providers[uuid]
+        if not any(used.values()) and self._delete(uuid):
             LOG.info('Deleted resource provider %s (%s)', record.get('name'),
                      uuid)
             return
@@ -386,13 +404,18 @@ class ProviderTree:
     def _release(self, uuid, record):
         if any(self.client.get_usages(uuid).values()):
             return
-        if self.client.delete_provider(uuid):
-            del self.providers[uuid]
-            if record.get('device'):
-                self.released.add(record['device'])
+        if self._delete(uuid):
             LOG.info('Lost device\'s resource provider %s (%s) has no '
                      'allocations any more; deleted it', record.get('name'),
                      uuid)
+
+    def _delete(self, uuid):
+        if not self.client.delete_provider(uuid):
+            return False
+        record = self.providers.pop(uuid)
+        if record.get('held') and record.get('device'):
+            self.released.add(record['device'])
+        return True
 
     def forget_released(self, keys):
         """The conductor was told these devices are gone for good."""

@@ -98,8 +98,7 @@ class PlacementServer:
             'allocations': {provider_uuid: {
                 'resources': {resource_class: amount}}},
             'project_id': uuidutils.generate_uuid(),
-            'user_id': uuidutils.generate_uuid(),
-            'consumer_generation': None}, ok=(204,))
+            'user_id': uuidutils.generate_uuid()}, ok=(204,))
         return consumer
 
     def free(self, consumer):
