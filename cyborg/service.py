@@ -25,7 +25,7 @@ _LOG_DEFAULTS = ['amqp=WARN', 'amqplib=WARN', 'oslo.messaging=INFO',
                  'oslo_messaging=INFO', 'sqlalchemy=WARN', 'stevedore=WARN',
                  'urllib3.connectionpool=WARN', 'keystonemiddleware=WARN',
                  'cheroot=WARN', 'pecan=WARN', 'routes=WARN',
-                 'alembic=WARN']
+                 'alembic=WARN', 'placement.requestlog=WARN']
 
 
 def prepare_service(argv=None, default_config_files=None):

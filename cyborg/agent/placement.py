@@ -1,7 +1,6 @@
 """The agent's provider subtree in Placement, kept true to the hardware."""
 
 import re
-import uuid as uuidlib
 
 import os_traits
 from oslo_config import cfg
@@ -11,6 +10,7 @@ from cyborg import exception
 from cyborg import states
 from cyborg.agent import cache as report_cache
 from cyborg.clients import placement as placement_client
+from cyborg.drivers import report
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -21,14 +21,7 @@ _MAX_TRAIT = 255
 _WRITE_ATTEMPTS = 4
 
 
-def provider_uuid(name):
-    """The provider uuid of a deployable: stable, and upstream's too.
-
-    Deployable names carry the host, so they are unique across hosts; the
-    same derivation as upstream Cyborg lets an upgraded agent adopt the
-    providers upstream created.
-    """
-    return str(uuidlib.uuid3(uuidlib.NAMESPACE_DNS, name))
+provider_uuid = report.provider_uuid
 
 
 def service_trait(service):

@@ -12,6 +12,7 @@ from cyborg import states
 from cyborg.db import models
 from cyborg.db import services as service_queries
 from cyborg.db.session import main
+from cyborg.drivers import report as driver_report
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -200,7 +201,8 @@ def _add_device(session, host, reported):
 def _new_deployable(dep, cpid):
     row = models.Deployable(
         uuid=uuidutils.generate_uuid(), name=dep.name,
-        num_accelerators=dep.num_accelerators, driver_name=dep.driver_name)
+        num_accelerators=dep.num_accelerators, driver_name=dep.driver_name,
+        rp_uuid=driver_report.provider_uuid(dep.name))
     for key, value in dep.attributes().items():
         row.attributes.append(models.Attribute(
             uuid=uuidutils.generate_uuid(), key=key, value=value))
@@ -245,7 +247,8 @@ def _update_device(device, reported):
             changed = True
             continue
         changed |= _set(row, num_accelerators=dep.num_accelerators,
-                        driver_name=dep.driver_name)
+                        driver_name=dep.driver_name,
+                        rp_uuid=driver_report.provider_uuid(dep.name))
         changed |= _sync_attributes(row, dep.attributes())
         changed |= _sync_handles(row, dep.attach_handles, cpid)
     for name, row in by_name.items():

@@ -147,7 +147,11 @@ def tell_agent(context, device, agent_api):
     state = {'uuid': device.uuid, 'status': device.status,
              'controlpath': [cpid.cpid_type, cpid.cpid_info]}
     try:
-        agent_api.update_device_states(context, device.hostname, [state])
+        if not agent_api.update_device_states(context, device.hostname,
+                                              [state]):
+            LOG.warning('The agent of %s could not yet reserve or free '
+                        'device %s (%s) in Placement; it retries on its own',
+                        device.hostname, device.uuid, device.status)
     except (exception.CyborgException, messaging.MessagingException) as exc:
         LOG.warning('The agent of %s was not told that device %s is %s '
                     '(%s); it catches up at its next Placement heal',

@@ -7,6 +7,17 @@ sends ``HostReport.to_primitive()`` to the conductor, which rebuilds it with
 
 import dataclasses
 import json
+import uuid as uuidlib
+
+
+def provider_uuid(name):
+    """The Placement provider uuid of the deployable called ``name``.
+
+    Deployable names carry the host, so they are unique across hosts; the
+    same derivation as upstream Cyborg lets an upgraded agent adopt the
+    providers upstream created.
+    """
+    return str(uuidlib.uuid3(uuidlib.NAMESPACE_DNS, name))
 
 
 @dataclasses.dataclass

@@ -6,17 +6,34 @@ import time
 import pytest
 import requests
 
+from cyborg import embedded_placement
 from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
 
 
-def _start(tmp_path, port):
+def _start(tmp_path, port, placement_port):
     conf = processes.write_config(tmp_path / 'aio.conf', {
         'DEFAULT': {'state_path': str(tmp_path / 'state'), 'host': 'aio'},
         'api': {'port': port},
+        'embedded_placement': {'port': placement_port},
     })
     return processes.Process('cyborg-all-in-one', conf, tmp_path)
+
+
+def _providers(placement_url, host):
+    """name -> (inventories, traits) of a compute node's children."""
+    client = embedded_placement.client_for(placement_url)
+    root = client.provider_by_name(host)
+    if root is None:
+        return {}
+    found = {}
+    for provider in client.providers_in_tree(root['uuid']):
+        if provider['uuid'] != root['uuid']:
+            found[provider['name']] = (
+                client.get_inventories(provider['uuid'])[1],
+                client.get_traits(provider['uuid'])[1])
+    return found
 
 
 def _fake_device(url):
@@ -27,9 +44,10 @@ def _fake_device(url):
 
 
 def test_device_within_five_seconds_and_restart_keeps_data(tmp_path):
-    port = processes.free_port()
+    port, placement_port = processes.free_port(), processes.free_port()
     url = 'http://127.0.0.1:%d' % port
-    proc = _start(tmp_path, port)
+    placement_url = 'http://127.0.0.1:%d' % placement_port
+    proc = _start(tmp_path, port, placement_port)
     started = time.monotonic()
     try:
         devices = processes.wait_for(lambda: _fake_device(url), 30,
@@ -37,14 +55,20 @@ def test_device_within_five_seconds_and_restart_keeps_data(tmp_path):
         elapsed = time.monotonic() - started
         assert elapsed < 5, 'device visible only after %.1fs' % elapsed
         assert [d['hostname'] for d in devices] == ['aio']
-        assert 'listening' not in proc.log() or url in proc.log()
-        assert url in proc.log()
+        providers = processes.wait_for(
+            lambda: _providers(placement_url, 'aio'), 30,
+            what='the provider in the embedded Placement')
+        inventories, traits = providers['aio_FakeDevice']
+        assert inventories['FPGA']['total'] == 16
+        assert {'OWNER_CYBORG', 'CUSTOM_FAKE_DEVICE'} <= traits
+        # The banner names both URLs.
+        assert url in proc.log() and placement_url in proc.log()
     finally:
         code = proc.stop(signal.SIGINT)
     assert code == 0, proc.log()
     assert 'Traceback' not in proc.log()
 
-    proc = _start(tmp_path, port)
+    proc = _start(tmp_path, port, placement_port)
     try:
         again = processes.wait_for(lambda: _fake_device(url), 30,
                                    what='the device after a restart')
@@ -61,11 +85,12 @@ def test_simulated_host_with_every_driver(tmp_path):
     from cyborg.tests.fixtures import mixed_host
     from cyborg.tests.fixtures import pci_hosts
 
-    port = processes.free_port()
+    port, placement_port = processes.free_port(), processes.free_port()
     url = 'http://127.0.0.1:%d' % port
     sections = {
         'DEFAULT': {'state_path': str(tmp_path / 'state'), 'host': 'node1'},
         'api': {'port': port},
+        'embedded_placement': {'port': placement_port},
     }
     for group, options in mixed_host.AGENT_OPTIONS.items():
         sections.setdefault(group, {}).update(options)
@@ -80,6 +105,12 @@ def test_simulated_host_with_every_driver(tmp_path):
                      else None)(_fake_device(url)), 30, what='the devices')
         deployables = requests.get(url + '/v2/deployables',
                                    timeout=5).json()['deployables']
+        # NOTE(tests): the provider tree matches the hardware: one provider
+        # per deployable, in its class, with its traits.
+        providers = processes.wait_for(
+            lambda: (lambda p: p if len(p) == len(deployables) else None)(
+                _providers('http://127.0.0.1:%d' % placement_port, 'node1')),
+            30, what='every provider in the embedded Placement')
     finally:
         assert proc.stop() == 0, proc.log()
     types = {d['uuid']: d['type'] for d in devices}
@@ -94,6 +125,9 @@ def test_simulated_host_with_every_driver(tmp_path):
         assert dep['name'].startswith('node1_0000:')
         found[_device_type(devices, dep)].append(
             (attrs['rc'], dep['num_accelerators']))
+        inventories, provider_traits = providers[dep['name']]
+        assert inventories[attrs['rc']]['total'] == dep['num_accelerators']
+        assert traits <= provider_traits
     assert {k: sorted(v) for k, v in found.items()} == {
         k: sorted((rc, n) for rc, n, _h in v)
         for k, v in mixed_host.EXPECTED.items()}

@@ -153,6 +153,9 @@ def test_lifecycle_reserves_and_frees(stack, placement, ctx):
     agent = stack('node1', placement=placement)
     agent.report()
     assert _reserved(placement, 'node1') == {'node1_FakeDevice': 16}
+    (deployable,) = dbapi.deployables.list(ctx)
+    assert deployable.rp_uuid == placement.subtree('node1')[
+        'node1_FakeDevice']['uuid']
     (device,) = agent.last_result['devices']
     conductor = conductor_rpcapi.ConductorAPI()
     assert conductor.activate_device(ctx, device['uuid']).status == 'ready'
