@@ -233,6 +233,25 @@ def test_fewer_vfs_shrink_the_inventory_but_never_below_allocations(
                          'max_unit': total - 1}
 
 
+def test_vgpu_instances_follow_the_hardware(placement, override, tmp_path):
+    root = pci_hosts.copy_host(mixed_host.NAME, tmp_path / 'sys')
+    drivers = _configure(override, mixed_host.NAME, root)
+    tree = _tree(placement, tmp_path, mixed_host.NAME)
+    tree.sync(_discover(mixed_host.NAME, drivers))
+    available = os.path.join(
+        root, 'bus', 'pci', 'devices', mixed_host.VGPU_GPU,
+        'mdev_supported_types', 'nvidia-222', 'available_instances')
+    with open(available, 'w') as out:
+        out.write('4\n')
+    devices = _discover(mixed_host.NAME, drivers)
+    assert tree.sync(devices) == 0
+    vgpus = [p['inventories']['VGPU'] for p in
+             placement.subtree(mixed_host.NAME).values()
+             if 'VGPU' in p['inventories']]
+    assert vgpus == [{'total': 4, 'reserved': 4, 'max_unit': 4}]
+    assert placement.subtree(mixed_host.NAME) == _expected(devices)
+
+
 def test_reprogrammed_fpga_shows_its_new_function(placement, override,
                                                   tmp_path):
     root = pci_hosts.copy_host('fpga-host', tmp_path / 'sys')
