@@ -76,18 +76,10 @@ class PlacementServer:
         root = client.provider_by_name(name)
         if root is None:
             return {}
-        result = {}
-        for provider in client.providers_in_tree(root['uuid']):
-            if provider['uuid'] == root['uuid']:
-                continue
-            _gen, invs = client.get_inventories(provider['uuid'])
-            _gen, traits = client.get_traits(provider['uuid'])
-            result[provider['name']] = {
-                'uuid': provider['uuid'], 'traits': traits,
-                'inventories': {rc: {k: inv[k] for k in ('total', 'reserved',
-                                                         'max_unit')}
-                                for rc, inv in invs.items()}}
-        return result
+        found = children(client, root['uuid'])
+        for provider in found.values():
+            assert provider.pop('parent') == root['uuid'], provider
+        return found
 
     def allocate(self, provider_uuid, resource_class, amount,
                  consumer=None):
@@ -127,6 +119,28 @@ class PlacementServer:
 
         for provider in sorted(providers, key=depth, reverse=True):
             client.delete_provider(provider['uuid'])
+
+
+def children(client, root_uuid):
+    """name -> {uuid, parent, inventories, traits} below a root provider.
+
+    Inventories keep only total, reserved and max_unit: the fields the
+    agent decides.
+    """
+    result = {}
+    for provider in client.providers_in_tree(root_uuid):
+        if provider['uuid'] == root_uuid:
+            continue
+        _gen, invs = client.get_inventories(provider['uuid'])
+        _gen, traits = client.get_traits(provider['uuid'])
+        result[provider['name']] = {
+            'uuid': provider['uuid'],
+            'parent': provider['parent_provider_uuid'],
+            'traits': frozenset(traits),
+            'inventories': {rc: {k: inv[k] for k in ('total', 'reserved',
+                                                     'max_unit')}
+                            for rc, inv in invs.items()}}
+    return result
 
 
 def provider_tree(server, host, state_dir):

@@ -91,3 +91,46 @@ def wait_for(predicate, timeout, interval=0.2, what='condition'):
         time.sleep(interval)
     raise AssertionError('timed out after %ss waiting for %s (%s)'
                          % (timeout, what, last_error))
+
+
+def stack_configs(tmp_path, host, db_url, transport_url, agent_sections):
+    """Config files of a conductor, an agent on ``host`` and a noauth API.
+
+    The schema is brought to head on ``db_url``; only the conductor's file
+    names the database.
+
+    :param agent_sections: the agent's sections besides [DEFAULT].
+    :returns: ``({console script: config file}, API port)``
+    """
+    port = free_port()
+    common = {'transport_url': transport_url, 'state_path': str(tmp_path)}
+    confs = {
+        'cyborg-conductor': write_config(tmp_path / 'conductor.conf', {
+            'DEFAULT': dict(common, host='ctl-1'),
+            'database': {'connection': db_url},
+            'conductor': {'heartbeat_interval': 2},
+        }),
+        'cyborg-agent': write_config(tmp_path / 'agent.conf', dict(
+            agent_sections, DEFAULT=dict(common, host=host))),
+        'cyborg-api': write_config(tmp_path / 'api.conf', {
+            'DEFAULT': dict(common, host='api-1'),
+            'api': {'host_ip': '127.0.0.1', 'port': port,
+                    'auth_strategy': 'noauth'},
+        }),
+    }
+    synced = run('cyborg-dbsync', '--config-file', confs['cyborg-conductor'],
+                 'upgrade')
+    assert synced.returncode == 0, synced.stderr
+    return confs, port
+
+
+def stop_cleanly(procs):
+    """Stop processes in reverse order; each must exit 0 without a trace.
+    """
+    codes = {p.name: p.stop() for p in reversed(procs)}
+    logs = {p.name: p.log() for p in procs}
+    for name, code in codes.items():
+        assert code == 0, '%s exited %s:\n%s' % (name, code,
+                                                 logs[name][-4000:])
+    for name, text in logs.items():
+        assert 'Traceback' not in text, '%s logged:\n%s' % (name, text)

@@ -7,6 +7,7 @@ import pytest
 import requests
 
 from cyborg import embedded_placement
+from cyborg.tests import placement as placement_helpers
 from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
@@ -27,13 +28,8 @@ def _providers(placement_url, host):
     root = client.provider_by_name(host)
     if root is None:
         return {}
-    found = {}
-    for provider in client.providers_in_tree(root['uuid']):
-        if provider['uuid'] != root['uuid']:
-            found[provider['name']] = (
-                client.get_inventories(provider['uuid'])[1],
-                client.get_traits(provider['uuid'])[1])
-    return found
+    return {name: (p['inventories'], p['traits']) for name, p in
+            placement_helpers.children(client, root['uuid']).items()}
 
 
 def _fake_device(url):

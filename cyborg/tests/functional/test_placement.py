@@ -19,6 +19,7 @@ from cyborg import embedded_placement
 from cyborg import exception
 from cyborg import states
 from cyborg.tests import backends
+from cyborg.tests import placement as placement_helpers
 from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
@@ -107,35 +108,21 @@ def stack(tmp_path_factory):
 
 
 def _services(tmp_path, host, db_url, transport_url, placement):
-    port = processes.free_port()
-    common = {'transport_url': transport_url, 'state_path': str(tmp_path)}
-    conductor_conf = processes.write_config(tmp_path / 'conductor.conf', {
-        'DEFAULT': dict(common, host='ctl-1'),
-        'database': {'connection': db_url},
-        'conductor': {'heartbeat_interval': 2},
-    })
     # NOTE(tests): healing at every pass lets drift be repaired within a
     # second; the production default (300 s) would outlast the test.
-    agent_conf = processes.write_config(tmp_path / 'agent.conf', {
-        'DEFAULT': dict(common, host=host),
-        'agent': {'enabled_drivers': 'fake_driver', 'report_interval': 1,
-                  'placement_heal_interval': 1},
-        'fake_driver': {'device_count': 2,
-                        'accelerators_per_device': PER_DEVICE},
-        'placement': {'auth_type': 'admin_token', 'endpoint': placement.url,
-                      'token': embedded_placement.ADMIN_TOKEN},
-    })
-    api_conf = processes.write_config(tmp_path / 'api.conf', {
-        'DEFAULT': dict(common, host='api-1'),
-        'api': {'host_ip': '127.0.0.1', 'port': port,
-                'auth_strategy': 'noauth'},
-    })
-    synced = processes.run('cyborg-dbsync', '--config-file', conductor_conf,
-                           'upgrade')
-    assert synced.returncode == 0, synced.stderr
+    confs, port = processes.stack_configs(
+        tmp_path, host, db_url, transport_url, {
+            'agent': {'enabled_drivers': 'fake_driver', 'report_interval': 1,
+                      'placement_heal_interval': 1},
+            'fake_driver': {'device_count': 2,
+                            'accelerators_per_device': PER_DEVICE},
+            'placement': {'auth_type': 'admin_token',
+                          'endpoint': placement.url,
+                          'token': embedded_placement.ADMIN_TOKEN},
+        })
     placement.wait_listening()
     root = placement.client().provider_by_name(host)['uuid']
-    procs = [processes.Process('cyborg-conductor', conductor_conf,
+    procs = [processes.Process('cyborg-conductor', confs['cyborg-conductor'],
                                tmp_path)]
     try:
         # NOTE(tests): an agent report sent before the conductor listens
@@ -143,9 +130,8 @@ def _services(tmp_path, host, db_url, transport_url, placement):
         # Placement only after that wait.
         processes.wait_for(lambda: 'started on host' in procs[0].log(),
                            TIMEOUT, what='the conductor to listen')
-        procs += [processes.Process(name, conf, tmp_path)
-                  for name, conf in (('cyborg-agent', agent_conf),
-                                     ('cyborg-api', api_conf))]
+        procs += [processes.Process(name, confs[name], tmp_path)
+                  for name in ('cyborg-agent', 'cyborg-api')]
         stack = {'url': 'http://127.0.0.1:%d' % port, 'host': host,
                  'root': root, 'db_url': db_url, 'placement': placement,
                  'agent': procs[1], 'procs': procs}
@@ -153,13 +139,7 @@ def _services(tmp_path, host, db_url, transport_url, placement):
                            what='the agent report in the API')
         yield stack
     finally:
-        codes = {p.name: p.stop() for p in reversed(procs)}
-    logs = {p.name: p.log() for p in procs}
-    for name, code in codes.items():
-        assert code == 0, '%s exited %s:\n%s' % (name, code,
-                                                 logs[name][-4000:])
-    for name, text in logs.items():
-        assert 'Traceback' not in text, '%s logged:\n%s' % (name, text)
+        processes.stop_cleanly(procs)
 
 
 # --- Helpers ---------------------------------------------------------------
@@ -171,21 +151,8 @@ def _names(stack):
 
 def _subtree(stack):
     """name -> {uuid, parent, traits, inventories} of the root's children."""
-    client = stack['placement'].client()
-    result = {}
-    for provider in client.providers_in_tree(stack['root']):
-        if provider['uuid'] == stack['root']:
-            continue
-        _gen, invs = client.get_inventories(provider['uuid'])
-        _gen, traits = client.get_traits(provider['uuid'])
-        result[provider['name']] = {
-            'uuid': provider['uuid'],
-            'parent': provider['parent_provider_uuid'],
-            'traits': frozenset(traits),
-            'inventories': {rc: {k: inv[k] for k in ('total', 'reserved',
-                                                     'max_unit')}
-                            for rc, inv in invs.items()}}
-    return result
+    return placement_helpers.children(stack['placement'].client(),
+                                      stack['root'])
 
 
 def _tree_size(stack):

@@ -29,44 +29,20 @@ def stack(request, tmp_path_factory):
     with backends.temp_database(backend) as db_url, \
             backends.temp_rabbit_vhost() as transport_url:
         host = 'node-%s' % uuid.uuid4().hex[:8]
-        port = processes.free_port()
-        common = {'transport_url': transport_url,
-                  'state_path': str(tmp_path)}
-        conductor_conf = processes.write_config(tmp_path / 'conductor.conf', {
-            'DEFAULT': dict(common, host='ctl-1'),
-            'database': {'connection': db_url},
-            'conductor': {'heartbeat_interval': 2},
-        })
-        agent_conf = processes.write_config(tmp_path / 'agent.conf', {
-            'DEFAULT': dict(common, host=host),
-            'agent': {'enabled_drivers': 'fake_driver',
-                      'report_interval': 2},
-            'fake_driver': {'device_count': 2,
-                            'accelerators_per_device': 4},
-        })
-        api_conf = processes.write_config(tmp_path / 'api.conf', {
-            'DEFAULT': dict(common, host='api-1'),
-            'api': {'host_ip': '127.0.0.1', 'port': port,
-                    'auth_strategy': 'noauth'},
-        })
-        synced = processes.run('cyborg-dbsync', '--config-file',
-                               conductor_conf, 'upgrade')
-        assert synced.returncode == 0, synced.stderr
-        procs = [processes.Process(name, conf, tmp_path) for name, conf in (
-            ('cyborg-conductor', conductor_conf),
-            ('cyborg-agent', agent_conf),
-            ('cyborg-api', api_conf))]
+        confs, port = processes.stack_configs(
+            tmp_path, host, db_url, transport_url, {
+                'agent': {'enabled_drivers': 'fake_driver',
+                          'report_interval': 2},
+                'fake_driver': {'device_count': 2,
+                                'accelerators_per_device': 4},
+            })
+        procs = [processes.Process(name, conf, tmp_path)
+                 for name, conf in confs.items()]
         try:
             yield {'url': 'http://127.0.0.1:%d' % port, 'host': host,
                    'db_url': db_url, 'procs': procs, 'backend': backend}
         finally:
-            codes = {p.name: p.stop() for p in reversed(procs)}
-            logs = {p.name: p.log() for p in procs}
-        for name, code in codes.items():
-            assert code == 0, '%s exited %s:\n%s' % (name, code,
-                                                     logs[name][-4000:])
-        for name, text in logs.items():
-            assert 'Traceback' not in text, '%s logged:\n%s' % (name, text)
+            processes.stop_cleanly(procs)
 
 
 def _get(stack, path, **headers):
