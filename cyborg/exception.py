@@ -124,6 +124,19 @@ class DuplicateEntry(Conflict):
     msg_fmt = 'A %(resource)s with %(columns)s %(value)s already exists.'
 
 
+class ResourceInUse(Conflict):
+    msg_fmt = 'The %(resource)s %(uuid)s is still referenced.'
+
+
+class DeviceProfileInUse(Conflict):
+    msg_fmt = ('Device profile %(name)s is used by accelerator requests; '
+               'delete them first.')
+
+
+class DuplicateDeviceProfile(Conflict):
+    msg_fmt = 'A device profile named %(name)s already exists.'
+
+
 class GenerationConflict(Conflict):
     msg_fmt = ('The inventory of host %(host)s is no longer at generation '
                '%(generation)s; send it whole.')

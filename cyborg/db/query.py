@@ -106,7 +106,12 @@ class Resource:
 
     @main.writer
     def destroy(self, context, uuid):
-        count = context.session.execute(
-            sa.delete(self.model).where(self.model.uuid == uuid)).rowcount
+        try:
+            count = context.session.execute(
+                sa.delete(self.model).where(self.model.uuid == uuid)
+            ).rowcount
+        except db_exc.DBReferenceError as exc:
+            raise exception.ResourceInUse(resource=self.name,
+                                          uuid=uuid) from exc
         if not count:
             raise self.not_found(uuid=uuid)

@@ -4,8 +4,9 @@ from cyborg.policies import agent
 from cyborg.policies import base
 from cyborg.policies import deployable
 from cyborg.policies import device
+from cyborg.policies import device_profile
 
-_MODULES = (base, device, deployable, agent)
+_MODULES = (base, device, deployable, agent, device_profile)
 
 
 def list_rules():

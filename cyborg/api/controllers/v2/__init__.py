@@ -6,6 +6,7 @@ from pecan import rest
 from cyborg.api import microversion
 from cyborg.api.controllers.v2 import agents
 from cyborg.api.controllers.v2 import deployables
+from cyborg.api.controllers.v2 import device_profiles
 from cyborg.api.controllers.v2 import devices
 from cyborg.api.types import link
 
@@ -18,6 +19,7 @@ class V2Controller(rest.RestController):
     agents = agents.AgentsController()
     devices = devices.DevicesController()
     deployables = deployables.DeployablesController()
+    device_profiles = device_profiles.DeviceProfilesController()
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')

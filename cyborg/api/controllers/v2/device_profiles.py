@@ -1,0 +1,101 @@
+"""``/v2/device_profiles``: what flavors ask for, validated in one place."""
+
+from oslo_utils import uuidutils
+import pecan
+from pecan import rest
+import wsme.api
+from wsme.rest import json as wsme_json
+import wsme.types as wtypes
+
+from cyborg import exception
+from cyborg import policy
+from cyborg.api import expose
+from cyborg.api import microversion
+from cyborg.api import validation
+from cyborg.api.types import base as types_base
+from cyborg.api.types import device_profile as dp_types
+from cyborg.objects import device_profile as dp_obj
+
+
+def _names(value):
+    names = [name.strip() for name in (value or '').split(',')]
+    if not all(names):
+        raise exception.Invalid(reason='give one or more comma-separated '
+                                       'device profile names')
+    return names
+
+
+def _find(context, uuid_or_name):
+    if uuidutils.is_uuid_like(uuid_or_name):
+        return dp_obj.DeviceProfile.get(context, uuid_or_name)
+    if microversion.at_least(2, 2):
+        return dp_obj.DeviceProfile.get_by_name(context, uuid_or_name)
+    raise exception.DeviceProfileNotFound(uuid=uuid_or_name)
+
+
+class DeviceProfilesController(rest.RestController):
+    """Named lists of request groups; global, written by administrators."""
+
+    @expose.expose(dp_types.DeviceProfileCollection, wtypes.text,
+                   ignore_extra_args=True)
+    def get_all(self, name=None):
+        types_base.check_query(pecan.request.params, ('name',))
+        context = pecan.request.context
+        policy.authorize('cyborg:device_profile:get_all', None, context)
+        filters = {'name': _names(name)} if name is not None else None
+        profiles = dp_obj.DeviceProfile.list(context, filters=filters)
+        return dp_types.DeviceProfileCollection.from_objects(profiles)
+
+    @expose.expose(dp_types.DeviceProfileOne, wtypes.text)
+    def get_one(self, uuid_or_name):
+        context = pecan.request.context
+        policy.authorize('cyborg:device_profile:get_one', None, context)
+        profile = _find(context, uuid_or_name)
+        return dp_types.DeviceProfileOne(
+            device_profile=dp_types.DeviceProfile.from_object(profile))
+
+    # NOTE(device_profiles): a plain pecan handler, because WSME takes
+    # only JSON objects as bodies and clients send a list; errors still
+    # get the envelope from the ErrorHook.
+    @pecan.expose(generic=False, template='json',
+                  content_type='application/json')
+    def post(self):
+        """Create from ``[{"name", "groups", "description"?, "uuid"?}]``.
+        """
+        context = pecan.request.context
+        policy.authorize('cyborg:device_profile:create', None, context)
+        fields = validation.device_profile(
+            validation.json_body(pecan.request))
+        profile = dp_obj.DeviceProfile(context, **fields)
+        try:
+            profile.create()
+        except exception.DuplicateEntry as exc:
+            raise exception.DuplicateDeviceProfile(
+                name=fields['name']) from exc
+        view = dp_types.DeviceProfile.from_object(profile)
+        pecan.response.status = 201
+        pecan.response.location = view.links[0].href
+        return wsme_json.tojson(dp_types.DeviceProfile, view)
+
+    @expose.expose(None, wtypes.text, wtypes.text, status_code=204)
+    def delete(self, uuid_or_names=None, value=None):
+        """``DELETE /{uuid}``, or by names: ``/{n1,n2}`` or ``?value=``.
+
+        Every named profile is checked before any is deleted, so a missing
+        or used one leaves all of them in place.
+        """
+        types_base.check_query(pecan.request.params, ('value',))
+        target = uuid_or_names if uuid_or_names is not None else value
+        if target is None:
+            raise exception.Invalid(reason='name a device profile by uuid '
+                                           'or give ?value=<names>')
+        context = pecan.request.context
+        policy.authorize('cyborg:device_profile:delete', None, context)
+        if uuidutils.is_uuid_like(target):
+            profiles = [dp_obj.DeviceProfile.get(context, target)]
+        else:
+            profiles = [dp_obj.DeviceProfile.get_by_name(context, name)
+                        for name in _names(target)]
+        for profile in profiles:
+            profile.destroy()
+        return wsme.api.Response(None, status_code=204, return_type=None)

@@ -1,0 +1,47 @@
+"""The DeviceProfile resource as the API shows it."""
+
+import wsme.types as wtypes
+
+from cyborg.api.types import base
+from cyborg.api.types import link
+
+RESOURCE = 'device_profiles'
+
+
+class DeviceProfile(base.APIBase):
+    """A named list of request groups that a flavor points at."""
+
+    uuid = wtypes.text
+    name = wtypes.text
+    description = wtypes.text
+    groups = wtypes.ArrayType(wtypes.DictType(wtypes.text, wtypes.text))
+    links = wtypes.wsattr([link.Link], readonly=True)
+
+    _wsme_attr_order = ('uuid', 'name', 'description', 'groups',
+                        'created_at', 'updated_at', 'links')
+
+    _object_fields = ('uuid', 'name', 'groups')
+
+    @classmethod
+    def from_object(cls, obj, **extra):
+        # NOTE(api): upstream shows "" for a profile without description.
+        return super().from_object(
+            obj, description=obj.description or '',
+            links=link.resource_links(RESOURCE, obj.uuid), **extra)
+
+
+class DeviceProfileOne(wtypes.Base):
+    """``{"device_profile": {...}}``: get-one wraps, unlike create."""
+
+    device_profile = DeviceProfile
+
+
+class DeviceProfileCollection(wtypes.Base):
+    """``{"device_profiles": [...]}``."""
+
+    device_profiles = [DeviceProfile]
+
+    @classmethod
+    def from_objects(cls, objs):
+        return cls(device_profiles=[DeviceProfile.from_object(obj)
+                                    for obj in objs])

@@ -1,0 +1,161 @@
+"""Request bodies WSME cannot describe, checked with JSON Schema in one place.
+"""
+
+import functools
+import json
+import re
+
+import jsonschema
+import os_resource_classes
+import os_traits
+from oslo_utils import uuidutils
+
+from cyborg import exception
+
+RESOURCES = 'resources:'
+TRAIT = 'trait:'
+ACCEL = 'accel:'
+BITSTREAM_ID = 'accel:bitstream_id'
+FUNCTION_ID = 'accel:function_id'
+TRAIT_VALUES = ('required', 'forbidden')
+
+_CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+_MAX_NAME = 255
+
+_GROUP = {
+    'type': 'object',
+    'minProperties': 1,
+    'propertyNames': {'pattern': r'^\s*(resources|trait|accel):\S'},
+    'additionalProperties': {'type': 'string', 'maxLength': 255},
+}
+
+_DEVICE_PROFILE = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string', 'pattern': '^[a-zA-Z0-9-_]+$',
+                 'maxLength': 255},
+        'description': {'type': ['string', 'null'], 'maxLength': 255},
+        'uuid': {'type': 'string'},
+        'groups': {'type': 'array', 'minItems': 1, 'items': _GROUP},
+    },
+    'required': ['name', 'groups'],
+    'additionalProperties': False,
+}
+
+#: POST /v2/device_profiles: a list of exactly one profile (as every
+#: client sends it); a bare profile object is taken too.
+DEVICE_PROFILE_POST = {
+    'oneOf': [
+        {'type': 'array', 'minItems': 1, 'maxItems': 1,
+         'items': _DEVICE_PROFILE},
+        _DEVICE_PROFILE,
+    ],
+}
+
+
+def json_body(request):
+    """The request's body parsed as JSON; 400 when it is not JSON."""
+    try:
+        return json.loads(request.body or b'null')
+    except ValueError as exc:
+        raise exception.Invalid(
+            reason='the body is not JSON: %s' % exc) from None
+
+
+def _where(error):
+    path = '/'.join(str(part) for part in error.absolute_path)
+    return ' at /%s' % path if path else ''
+
+
+def validate(schema, document):
+    """Check ``document``; the first error becomes a 400 naming where."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(document),
+                    key=lambda e: len(e.absolute_path))
+    if not errors:
+        return
+    error = errors[0]
+    if error.validator == 'oneOf' and error.context:
+        # NOTE(validation): say what is wrong with the closest alternative
+        # rather than that no alternative matched.
+        error = max(error.context, key=lambda e: len(e.absolute_path))
+    raise exception.Invalid(reason='%s%s' % (error.message, _where(error)))
+
+
+def _is_resource_class(name):
+    return name in os_resource_classes.STANDARDS or bool(_CUSTOM.match(name))
+
+
+@functools.cache
+def _standard_traits():
+    return frozenset(os_traits.get_traits())
+
+
+def _is_trait(name):
+    return bool(_CUSTOM.match(name)) or name in _standard_traits()
+
+
+def _positive(value):
+    text = value.strip()
+    return text.isdigit() and int(text) > 0
+
+
+def normalize_group(index, group):
+    """A device-profile group with its keys stripped, or a 400 saying why.
+
+    Standard traits (OWNER_CYBORG, say) may be requested as well as custom
+    ones; amounts must be positive integers; a group asks for at least one
+    resource and names at most one of bitstream and function.
+    """
+    where = 'group %d' % index
+    result = {}
+    for key, value in group.items():
+        key = re.sub(r'\s+', '', key)
+        value = value.strip()
+        if key.startswith(RESOURCES):
+            rc = key[len(RESOURCES):]
+            if not _is_resource_class(rc) or len(rc) > _MAX_NAME:
+                raise exception.Invalid(
+                    reason='%s: %r is not a resource class (a standard one '
+                           'or CUSTOM_ with A-Z, 0-9 and _)' % (where, rc))
+            if not _positive(value):
+                raise exception.Invalid(
+                    reason='%s: the amount of %s must be a positive '
+                           'integer, not %r' % (where, rc, value))
+        elif key.startswith(TRAIT):
+            trait = key[len(TRAIT):]
+            if not _is_trait(trait) or len(trait) > _MAX_NAME:
+                raise exception.Invalid(
+                    reason='%s: %r is not a trait (a standard one or '
+                           'CUSTOM_ with A-Z, 0-9 and _)' % (where, trait))
+            if value not in TRAIT_VALUES:
+                raise exception.Invalid(
+                    reason='%s: trait %s must be required or forbidden, '
+                           'not %r' % (where, trait, value))
+        elif key == BITSTREAM_ID and not uuidutils.is_uuid_like(value):
+            raise exception.Invalid(
+                reason='%s: accel:bitstream_id must be an image UUID'
+                       % where)
+        if key in result:
+            raise exception.Invalid(reason='%s: %s is given twice'
+                                    % (where, key))
+        result[key] = value
+    if not any(key.startswith(RESOURCES) for key in result):
+        raise exception.Invalid(
+            reason='%s asks for no resource (resources:<CLASS>)' % where)
+    if BITSTREAM_ID in result and FUNCTION_ID in result:
+        raise exception.Invalid(
+            reason='%s names both accel:bitstream_id and accel:function_id'
+                   % where)
+    return result
+
+
+def device_profile(body):
+    """The one profile of a POST body, validated and normalised."""
+    validate(DEVICE_PROFILE_POST, body)
+    profile = dict(body[0] if isinstance(body, list) else body)
+    if 'uuid' in profile and not uuidutils.is_uuid_like(profile['uuid']):
+        raise exception.InvalidUUID(uuid=profile['uuid'])
+    profile['groups'] = [normalize_group(index, group)
+                         for index, group in enumerate(profile['groups'])]
+    return profile

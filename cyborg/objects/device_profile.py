@@ -1,0 +1,66 @@
+"""DeviceProfile: a named request for accelerators, as flavors name it."""
+
+import json
+
+from oslo_versionedobjects import base as ovo_base
+
+from cyborg import exception
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class DeviceProfile(base.CrudMixin, base.CyborgObject,
+                    base.CyborgPersistentObject,
+                    ovo_base.VersionedObjectDictCompat):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    _resource = 'device_profiles'
+
+    fields = {
+        'id': fields.IntegerField(nullable=False),
+        'uuid': fields.UUIDField(nullable=False),
+        'name': fields.StringField(nullable=False),
+        'description': fields.StringField(nullable=True),
+        # NOTE(objects): each group is one Placement request group, its
+        # keys resources:<RC>, trait:<TRAIT> and accel:<name>.
+        'groups': fields.ListOfDictOfNullableStringsField(nullable=False),
+    }
+
+    @classmethod
+    def db_excluded_fields(cls):
+        return ('groups',)
+
+    @classmethod
+    def _from_db_object(cls, obj, db_row, context=None):
+        super()._from_db_object(obj, db_row, context)
+        obj.groups = json.loads(db_row.profile_json).get('groups', [])
+        obj.obj_reset_changes(['groups'])
+        return obj
+
+    def obj_get_changes(self):
+        changes = super().obj_get_changes()
+        if 'groups' in changes:
+            changes['profile_json'] = json.dumps(
+                {'groups': changes.pop('groups')}, sort_keys=True)
+        return changes
+
+    @ovo_base.remotable_classmethod
+    def get_by_name(cls, context, name):
+        rows = cls._queries().list(context, filters={'name': name})
+        if not rows:
+            raise exception.DeviceProfileNotFound(uuid=name)
+        return cls._from_db_object(cls(context), rows[0], context)
+
+    @ovo_base.remotable
+    def destroy(self):
+        in_use = self.dbapi.accelerator_requests.list(
+            self._context, filters={'device_profile_id': self.id}, limit=1)
+        if in_use:
+            raise exception.DeviceProfileInUse(name=self.name)
+        try:
+            self._queries().destroy(self._context, self.uuid)
+        except exception.ResourceInUse as exc:
+            raise exception.DeviceProfileInUse(name=self.name) from exc
+        self.obj_reset_changes()
