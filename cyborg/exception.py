@@ -56,6 +56,10 @@ class ServiceUnavailable(CyborgException):
     msg_fmt = 'Service unavailable: %(reason)s'
 
 
+class Locked(CyborgException):
+    msg_fmt = 'The resource is busy: %(reason)s'
+
+
 # --- Specific errors. --------------------------------------------------------
 
 class InvalidMicroversion(NotAcceptable):
@@ -122,6 +126,21 @@ class ServiceNotFound(NotFound):
 
 class DuplicateEntry(Conflict):
     msg_fmt = 'A %(resource)s with %(columns)s %(value)s already exists.'
+
+
+class ARQBadState(Conflict):
+    msg_fmt = ('Accelerator request %(uuid)s is %(state)s; it cannot go to '
+               '%(target)s.')
+
+
+class ARQsUnresolved(Locked):
+    msg_fmt = ('Accelerator requests of instance %(instance)s are still '
+               'being bound: %(uuids)s')
+
+
+class ServiceTokenRequired(Forbidden):
+    msg_fmt = ('%(action)s needs a service token (a request from Nova with '
+               'a token of a user with one of the roles %(roles)s).')
 
 
 class ResourceInUse(Conflict):

@@ -11,6 +11,7 @@ NOAUTH_IDENTITY = {
     'HTTP_X_USER_ID': 'noauth-admin',
     'HTTP_X_PROJECT_ID': 'noauth-project',
     'HTTP_X_ROLES': 'admin,manager,member,reader',
+    'HTTP_X_SERVICE_ROLES': 'service',
 }
 _IDENTITY_HEADERS = ('HTTP_X_USER_ID', 'HTTP_X_PROJECT_ID', 'HTTP_X_ROLES',
                      'HTTP_X_SERVICE_ROLES', 'HTTP_X_USER_NAME',

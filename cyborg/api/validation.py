@@ -159,3 +159,74 @@ def device_profile(body):
     profile['groups'] = [normalize_group(index, group)
                          for index, group in enumerate(profile['groups'])]
     return profile
+
+
+_BIND_PATHS = ('/hostname', '/device_rp_uuid', '/instance_uuid')
+_PATCH_OP = {
+    'type': 'object',
+    'properties': {
+        'op': {'enum': ['add', 'remove']},
+        'path': {'enum': list(_BIND_PATHS) + ['/project_id']},
+        'value': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    },
+    'required': ['op', 'path'],
+    'additionalProperties': False,
+}
+
+#: PATCH /v2/accelerator_requests: ARQ uuid -> JSON-patch operations.
+ARQ_PATCH = {
+    'type': 'object',
+    'minProperties': 1,
+    'additionalProperties': {'type': 'array', 'minItems': 1,
+                             'items': _PATCH_OP},
+}
+
+
+def arq_patch(body, project_id_allowed):
+    """``('add', {uuid: binding})`` or ``('remove', [uuids])``.
+
+    Every ARQ of one request is bound, or every one unbound: ``add`` sets
+    hostname, device_rp_uuid and instance_uuid (and project_id from 2.1),
+    each once; ``remove`` names the same paths without values.
+    """
+    validate(ARQ_PATCH, body)
+    ops = {op['op'] for patch in body.values() for op in patch}
+    if len(ops) != 1:
+        raise exception.Invalid(reason='one request either binds (add) or '
+                                       'unbinds (remove) every ARQ it names')
+    (op,) = ops
+    bindings = {}
+    for uuid, patch in body.items():
+        if not uuidutils.is_uuid_like(uuid):
+            raise exception.InvalidUUID(uuid=uuid)
+        paths = [item['path'] for item in patch]
+        if len(set(paths)) != len(paths):
+            raise exception.Invalid(reason='ARQ %s: a path is given twice'
+                                    % uuid)
+        if '/project_id' in paths and not project_id_allowed:
+            raise exception.Invalid(
+                reason='ARQ %s: /project_id may be set from microversion '
+                       '2.1, by administrators and services' % uuid)
+        if set(_BIND_PATHS) - set(paths):
+            raise exception.Invalid(
+                reason='ARQ %s: %s needs %s' % (uuid, op,
+                                                ', '.join(_BIND_PATHS)))
+        if op == 'remove':
+            if any('value' in item for item in patch):
+                raise exception.Invalid(reason='ARQ %s: remove takes no '
+                                               'value' % uuid)
+            continue
+        values = {}
+        for item in patch:
+            if 'value' not in item:
+                raise exception.Invalid(reason='ARQ %s: add %s needs a '
+                                               'value' % (uuid, item['path']))
+            values[item['path'][1:]] = item['value']
+        for key in ('device_rp_uuid', 'instance_uuid'):
+            if not uuidutils.is_uuid_like(values[key]):
+                raise exception.Invalid(reason='ARQ %s: %s must be a UUID'
+                                        % (uuid, key))
+        bindings[uuid] = values
+    if op == 'remove':
+        return op, sorted(body)
+    return op, bindings

@@ -6,10 +6,14 @@ import oslo_messaging as messaging
 
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg import states
 from cyborg import version
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.clients import nova as nova_client
+from cyborg.conductor import binding
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 from cyborg.drivers import report as driver_report
@@ -31,11 +35,12 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.3')
+    target = messaging.Target(version='1.4')
 
     def __init__(self, host):
         self.host = host
         self._agent_api = None
+        self.nova = nova_client.NovaClient()
         bind_objects_to_database()
 
     @property
@@ -53,9 +58,20 @@ class ConductorManager:
                 option='[database] connection',
                 reason='the schema is at revision %s but this release needs '
                        '%s; run "cyborg-dbsync upgrade"' % (current, head))
-        lifecycle.recover_activations(cyborg_context.get_admin_context(),
+        context = cyborg_context.get_admin_context()
+        lifecycle.recover_activations(context,
                                       CONF.conductor.agent_rpc_timeout)
         self._heartbeat()
+        self._recover_binds(context)
+
+    def _recover_binds(self, context):
+        # NOTE(conductor): a conductor that died mid-bind left these; no
+        # ARQ may stay BindStarted, so they are finished here.
+        pending = binding.bind_started(context)
+        if pending:
+            LOG.warning('Finishing %d binds a stopped conductor left '
+                        'unfinished', len(pending))
+            self.finish_binds(context, pending)
 
     def periodic_tasks(self):
         return [(CONF.conductor.heartbeat_interval, self._heartbeat)]
@@ -162,6 +178,60 @@ class ConductorManager:
         lifecycle.tell_agent(context, device, self.agent_api)
         return device_obj.Device._from_db_object(
             device_obj.Device(context), device, context)
+
+
+    # --- Accelerator requests ----------------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def create_arqs(self, context, profile_name, project_id):
+        return binding.create(context, profile_name, project_id)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def get_arq(self, context, uuid, project_id=None):
+        return binding.get(context, uuid, project_id)
+
+    def list_arqs(self, context, project_id=None, instance_uuid=None):
+        return binding.list_arqs(context, project_id, instance_uuid)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def bind_arqs(self, context, bindings, project_id=None):
+        started, failed = binding.start_bind(context, bindings, project_id)
+        if failed:
+            self._tell_nova(context, failed, {})
+        if started:
+            conductor_rpcapi.ConductorAPI().finish_binds(context, started)
+        return started
+
+    def finish_binds(self, context, uuids):
+        """Host-side work of each bind, then Bound, then Nova's event."""
+        results = {}
+        for uuid in uuids:
+            # NOTE(conductor): PCI functions need nothing on the host;
+            # mdev creation and FPGA programming go to the agent here.
+            done = binding.finish_bind(context, uuid, ok=True)
+            if done is not None:
+                results[uuid] = done
+        self._tell_nova(context, [], results)
+
+    def _tell_nova(self, context, failed, results):
+        by_instance = {}
+        for uuid in failed:
+            arq = binding.get(context, uuid)
+            by_instance.setdefault(arq.instance_uuid, {})[uuid] = False
+        for uuid, (instance, state) in results.items():
+            by_instance.setdefault(instance, {})[uuid] = (
+                state == states.ARQ_BOUND)
+        for instance, outcome in by_instance.items():
+            self.nova.bound(instance, outcome)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def unbind_arqs(self, context, uuids, project_id=None):
+        binding.unbind(context, uuids, project_id)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def delete_arqs(self, context, uuids=None, instance_uuid=None,
+                    project_id=None):
+        return binding.delete(context, uuids, instance_uuid, project_id)
 
 
 def _details(report):

@@ -19,9 +19,11 @@ class ConductorAPI:
     * 1.2 - set_device_enabled.
     * 1.3 - device_states; reports may name ``held`` devices (gone, but
       still allocated in Placement).
+    * 1.4 - accelerator requests: create_arqs, get_arq, list_arqs,
+      bind_arqs, finish_binds, unbind_arqs, delete_arqs.
     """
 
-    RPC_API_VERSION = '1.3'
+    RPC_API_VERSION = '1.4'
 
     def __init__(self, topic=None):
         target = messaging.Target(topic=topic or CONF.conductor.topic,
@@ -99,6 +101,49 @@ class ConductorAPI:
         """
         cctxt = self.client.prepare(version='1.3', timeout=timeout)
         return cctxt.call(context, 'device_states', host=host)
+
+    # --- Accelerator requests ------------------------------------------------
+
+    def create_arqs(self, context, profile_name, project_id):
+        """One ARQ per unit of each group of a device profile."""
+        cctxt = self.client.prepare(version='1.4')
+        return cctxt.call(context, 'create_arqs', profile_name=profile_name,
+                          project_id=project_id)
+
+    def get_arq(self, context, uuid, project_id=None):
+        cctxt = self.client.prepare(version='1.4')
+        return cctxt.call(context, 'get_arq', uuid=uuid,
+                          project_id=project_id)
+
+    def list_arqs(self, context, project_id=None, instance_uuid=None):
+        cctxt = self.client.prepare(version='1.4')
+        return cctxt.call(context, 'list_arqs', project_id=project_id,
+                          instance_uuid=instance_uuid)
+
+    def bind_arqs(self, context, bindings, project_id=None):
+        """Start binding; the binds finish in the background.
+
+        :raises ARQNotFound, ARQBadState, Invalid: nothing was changed.
+        """
+        cctxt = self.client.prepare(version='1.4')
+        return cctxt.call(context, 'bind_arqs', bindings=bindings,
+                          project_id=project_id)
+
+    def finish_binds(self, context, uuids):
+        """Have a conductor do the host-side work and tell Nova."""
+        cctxt = self.client.prepare(version='1.4')
+        cctxt.cast(context, 'finish_binds', uuids=uuids)
+
+    def unbind_arqs(self, context, uuids, project_id=None):
+        cctxt = self.client.prepare(version='1.4')
+        return cctxt.call(context, 'unbind_arqs', uuids=uuids,
+                          project_id=project_id)
+
+    def delete_arqs(self, context, uuids=None, instance_uuid=None,
+                    project_id=None):
+        cctxt = self.client.prepare(version='1.4')
+        return cctxt.call(context, 'delete_arqs', uuids=uuids,
+                          instance_uuid=instance_uuid, project_id=project_id)
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

@@ -38,6 +38,19 @@ opts = [
         default=False,
         help='Trust the X-Forwarded-* headers of a TLS-terminating proxy '
              'when building URLs (http_proxy_to_wsgi).'),
+    cfg.ListOpt(
+        'service_token_roles',
+        default=['service'],
+        help='Roles a service token (X-Service-Token, as Nova sends it) '
+             'must carry one of for binding, unbinding and deleting bound '
+             'accelerator requests.'),
+    cfg.BoolOpt(
+        'service_token_roles_required',
+        default=True,
+        help='Refuse binding, unbinding and deleting bound accelerator '
+             'requests without a service token. Turning it off lets any '
+             'member of a project change the bindings of its instances, '
+             'which a tenant could use to take devices from under Nova.'),
 ]
 
 

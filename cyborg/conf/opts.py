@@ -9,13 +9,14 @@ from cyborg.conf import drivers
 from cyborg.conf import embedded
 from cyborg.conf import fpga
 from cyborg.conf import gpu
+from cyborg.conf import nova
 from cyborg.conf import npu
 from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import qat
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
-            gpu, fpga, qat, npu, placement, embedded)
+            gpu, fpga, qat, npu, placement, embedded, nova)
 
 
 def list_opts():

@@ -39,3 +39,15 @@ class AttachHandleType(fields.Enum):
 
 class AttachHandleTypeField(fields.BaseEnumField):
     AUTO_TYPE = AttachHandleType()
+
+
+class ARQState(fields.Enum):
+    def __init__(self, **kwargs):
+        super().__init__(valid_values=states.ARQ_STATES, **kwargs)
+
+
+class ARQStateField(fields.BaseEnumField):
+    AUTO_TYPE = ARQState()
+
+
+DictOfNullableStringsField = fields.DictOfNullableStringsField

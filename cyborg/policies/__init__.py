@@ -1,12 +1,13 @@
 """Default policies, one module per resource; listed for oslo.policy."""
 
 from cyborg.policies import agent
+from cyborg.policies import arq
 from cyborg.policies import base
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
 
-_MODULES = (base, device, deployable, agent, device_profile)
+_MODULES = (base, device, deployable, agent, device_profile, arq)
 
 
 def list_rules():

@@ -5,6 +5,7 @@ agent get no [database] section at all: they can only have read and written
 through the conductor.
 """
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -120,6 +121,58 @@ def test_lifecycle_and_agents_over_the_api(stack):
     agents = _get(stack, '/v2/agents', **v24).json()['agents']
     (agent,) = [a for a in agents if a['host'] == stack['host']]
     assert agent['status'] == 'up' and agent['drivers'] == ['fake_driver']
+
+
+def test_concurrent_binds_never_share_a_handle(stack):
+    """Nova's sequence, many instances at once, on a provider of 4 handles.
+    """
+    processes.wait_for(lambda: _devices(stack), 90, what='agent report')
+    name = 'dp-%s' % uuid.uuid4().hex[:8]
+    created = requests.post(stack['url'] + '/v2/device_profiles', json=[
+        {'name': name, 'groups': [{'resources:FPGA': '1'}]}],
+        headers=ADMIN, timeout=10)
+    assert created.status_code == 201, created.text
+    deps = _get(stack, '/v2/deployables').json()['deployables']
+    (rp_uuid,) = [d['rp_uuid'] for d in deps
+                  if d['name'] == '%s_FakeDevice' % stack['host']]
+    # NOTE(tests): the user's token (Keystone expands member to reader)
+    # and Nova's service token.
+    nova = {'X-Roles': 'member,reader', 'X-Project-Id': 'p1',
+            'X-User-Id': 'u1', 'X-Service-Roles': 'service'}
+    instances = [str(uuid.uuid4()) for _ in range(10)]
+
+    def boot(instance):
+        made = requests.post(stack['url'] + '/v2/accelerator_requests',
+                             json={'device_profile_name': name},
+                             headers=nova, timeout=30)
+        assert made.status_code == 201, made.text
+        (arq,) = made.json()['arqs']
+        ops = [{'op': 'add', 'path': '/hostname', 'value': stack['host']},
+               {'op': 'add', 'path': '/device_rp_uuid', 'value': rp_uuid},
+               {'op': 'add', 'path': '/instance_uuid', 'value': instance}]
+        resp = requests.patch(stack['url'] + '/v2/accelerator_requests',
+                              json={arq['uuid']: ops}, headers=nova,
+                              timeout=30)
+        assert resp.status_code == 202, resp.text
+
+        def resolved():
+            got = _get(stack, '/v2/accelerator_requests?instance=%s'
+                       '&bind_state=resolved' % instance)
+            return got.json()['arqs'] if got.status_code == 200 else None
+        return processes.wait_for(resolved, 30, what='resolved ARQs')[0]
+
+    with concurrent.futures.ThreadPoolExecutor(len(instances)) as pool:
+        arqs = list(pool.map(boot, instances))
+    bound = [a for a in arqs if a['state'] == 'Bound']
+    assert len(bound) == 4
+    assert {a['state'] for a in arqs} == {'Bound', 'BindFailed'}
+    assert len({json.dumps(a['attach_handle_info'], sort_keys=True)
+                for a in bound}) == 4
+    for instance in instances:
+        resp = requests.delete(
+            stack['url'] + '/v2/accelerator_requests?instance=' + instance,
+            headers=nova, timeout=30)
+        assert resp.status_code == 204, resp.text
 
 
 def test_restarts_lose_nothing(stack, tmp_path):

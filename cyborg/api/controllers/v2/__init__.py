@@ -5,6 +5,7 @@ from pecan import rest
 
 from cyborg.api import microversion
 from cyborg.api.controllers.v2 import agents
+from cyborg.api.controllers.v2 import arqs
 from cyborg.api.controllers.v2 import deployables
 from cyborg.api.controllers.v2 import device_profiles
 from cyborg.api.controllers.v2 import devices
@@ -16,6 +17,7 @@ VERSION_ID = 'v2'
 class V2Controller(rest.RestController):
     """``GET /v2`` describes the version; resources hang below it."""
 
+    accelerator_requests = arqs.ARQsController()
     agents = agents.AgentsController()
     devices = devices.DevicesController()
     deployables = deployables.DeployablesController()

@@ -5,8 +5,8 @@ import uuid
 import pytest
 
 from cyborg.tests.unit.api.conftest import ADMIN
-from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.api.conftest import version_header
 
 URL = '/v2/device_profiles'

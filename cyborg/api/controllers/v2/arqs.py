@@ -1,0 +1,148 @@
+"""``/v2/accelerator_requests``: ARQs as Nova creates, binds and deletes them.
+"""
+
+from oslo_config import cfg
+from oslo_utils import uuidutils
+import pecan
+from pecan import rest
+import wsme.api
+import wsme.types as wtypes
+
+from cyborg import exception
+from cyborg import policy
+from cyborg import states
+from cyborg.api import expose
+from cyborg.api import microversion
+from cyborg.api import validation
+from cyborg.api.types import arq as arq_types
+from cyborg.api.types import base as types_base
+from cyborg.conductor import rpcapi as conductor_rpcapi
+
+CONF = cfg.CONF
+
+
+def _project(context):
+    """The project whose ARQs the caller sees; None: every project."""
+    return None if context.is_admin else context.project_id
+
+
+def _require_service_token(context, action):
+    # NOTE(arqs): a tenant's own token must not rebind or free devices of
+    # its instances behind Nova's back; Nova sends a service token too.
+    if not CONF.api.service_token_roles_required:
+        return
+    wanted = {role.lower() for role in CONF.api.service_token_roles}
+    have = {role.lower() for role in (context.service_roles or ())}
+    if not wanted & have:
+        raise exception.ServiceTokenRequired(
+            action=action, roles=', '.join(sorted(wanted)))
+
+
+def _check_uuid(value, what):
+    if not uuidutils.is_uuid_like(value):
+        raise exception.Invalid(reason='%s must be a UUID, not %r'
+                                % (what, value))
+
+
+def _uuids(value):
+    uuids = [item.strip() for item in value.split(',')]
+    for uuid in uuids:
+        _check_uuid(uuid, 'every ARQ in arqs=')
+    return uuids
+
+
+class ARQsController(rest.RestController):
+    """Accelerator requests: one per accelerator an instance asks for."""
+
+    @expose.expose(arq_types.ARQCollection, wtypes.text, wtypes.text,
+                   ignore_extra_args=True)
+    def get_all(self, instance=None, bind_state=None):
+        types_base.check_query(pecan.request.params,
+                               ('instance', 'bind_state'))
+        context = pecan.request.context
+        policy.authorize('cyborg:arq:get_all', None, context)
+        if instance is not None:
+            _check_uuid(instance, 'instance')
+        if bind_state is not None and (bind_state != 'resolved' or
+                                       instance is None):
+            raise exception.Invalid(
+                reason='bind_state takes only "resolved", with instance')
+        arqs = conductor_rpcapi.ConductorAPI().list_arqs(
+            context, project_id=_project(context), instance_uuid=instance)
+        if bind_state is not None:
+            waiting = [arq.uuid for arq in arqs
+                       if arq.state not in states.ARQ_RESOLVED]
+            if waiting:
+                raise exception.ARQsUnresolved(instance=instance,
+                                               uuids=', '.join(waiting))
+        return arq_types.ARQCollection.from_objects(arqs)
+
+    @expose.expose(arq_types.ARQ, wtypes.text)
+    def get_one(self, uuid):
+        context = pecan.request.context
+        policy.authorize('cyborg:arq:get_one', None, context)
+        if not uuidutils.is_uuid_like(uuid):
+            raise exception.ARQNotFound(uuid=uuid)
+        arq = conductor_rpcapi.ConductorAPI().get_arq(
+            context, uuid, project_id=_project(context))
+        return arq_types.ARQ.from_object(arq)
+
+    @expose.expose(arq_types.ARQCollection, body=arq_types.ARQCreate,
+                   status_code=201)
+    def post(self, request):
+        context = pecan.request.context
+        policy.authorize('cyborg:arq:create', None, context)
+        arqs = conductor_rpcapi.ConductorAPI().create_arqs(
+            context, request.device_profile_name, context.project_id)
+        return arq_types.ARQCollection.from_objects(arqs)
+
+    # NOTE(arqs): plain pecan, as WSME cannot type a map of patch lists;
+    # errors still get the envelope from the ErrorHook.
+    @pecan.expose(generic=False, template='json',
+                  content_type='application/json')
+    def patch(self):
+        """Bind (all ``add``) or unbind (all ``remove``); 202, no body."""
+        types_base.check_query(pecan.request.params, ())
+        context = pecan.request.context
+        policy.authorize('cyborg:arq:update', None, context)
+        body = validation.json_body(pecan.request)
+        allowed = microversion.at_least(2, 1) and (
+            context.is_admin or 'service' in [
+                r.lower() for r in context.service_roles or ()])
+        op, arqs = validation.arq_patch(body, allowed)
+        _require_service_token(context, 'Binding and unbinding ARQs')
+        conductor = conductor_rpcapi.ConductorAPI()
+        if op == 'add':
+            conductor.bind_arqs(context, arqs, project_id=_project(context))
+        else:
+            conductor.unbind_arqs(context, arqs,
+                                  project_id=_project(context))
+        pecan.response.status = 202
+        return None
+
+    @expose.expose(None, wtypes.text, wtypes.text, status_code=204)
+    def delete(self, arqs=None, instance=None):
+        """``?arqs=u1,u2`` (all must exist) or ``?instance=<uuid>``."""
+        types_base.check_query(pecan.request.params, ('arqs', 'instance'))
+        if (arqs is None) == (instance is None):
+            raise exception.Invalid(reason='give either arqs=<uuids> or '
+                                           'instance=<uuid>')
+        context = pecan.request.context
+        policy.authorize('cyborg:arq:delete', None, context)
+        conductor = conductor_rpcapi.ConductorAPI()
+        project = _project(context)
+        if instance is not None:
+            _check_uuid(instance, 'instance')
+            _require_service_token(context, 'Deleting the ARQs of an '
+                                            'instance')
+            conductor.delete_arqs(context, instance_uuid=instance,
+                                  project_id=project)
+        else:
+            uuids = _uuids(arqs)
+            found = [conductor.get_arq(context, uuid, project_id=project)
+                     for uuid in uuids]
+            if any(arq.state not in (states.ARQ_INITIAL, states.ARQ_UNBOUND)
+                   for arq in found):
+                _require_service_token(context, 'Deleting bound ARQs')
+            conductor.delete_arqs(context, uuids=uuids, project_id=project)
+        return wsme.api.Response(None, status_code=204, return_type=None)

@@ -1,0 +1,281 @@
+"""Accelerator requests: creation from profiles, bind, unbind and delete."""
+
+import datetime
+import json
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from cyborg import exception
+from cyborg import states
+from cyborg.db import models
+from cyborg.db import session
+from cyborg.db.session import main
+from cyborg.objects import arq as arq_obj
+
+LOG = logging.getLogger(__name__)
+
+_RESOURCES = 'resources:'
+# NOTE(binding): what clients read of a handle; Nova builds the PCI address
+# of the device it attaches from these keys.
+_HANDLE_KEYS = ('domain', 'bus', 'device', 'function', 'physical_network',
+                'mdev_uuid', 'type')
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _select():
+    """ARQs with their profile's name and their handle, in one SELECT."""
+    return (sa.select(models.AcceleratorRequest,
+                      models.DeviceProfile.name,
+                      models.AttachHandle)
+            .join(models.DeviceProfile, models.DeviceProfile.id ==
+                  models.AcceleratorRequest.device_profile_id)
+            .outerjoin(models.AttachHandle, models.AttachHandle.id ==
+                       models.AcceleratorRequest.attach_handle_id)
+            .order_by(models.AcceleratorRequest.id))
+
+
+def _to_object(context, row, profile_name, handle):
+    obj = arq_obj.AcceleratorRequest(context)
+    for name in ('id', 'uuid', 'state', 'device_profile_group_id',
+                 'hostname', 'device_rp_uuid', 'instance_uuid', 'project_id',
+                 'created_at', 'updated_at'):
+        setattr(obj, name, getattr(row, name))
+    obj.device_profile_name = profile_name
+    bound = handle is not None and row.state == states.ARQ_BOUND
+    # NOTE(binding): as upstream, handle details show once bound only.
+    obj.attach_handle_type = handle.attach_type if bound else ''
+    obj.attach_handle_uuid = handle.uuid if bound else None
+    info = json.loads(handle.attach_info) if bound else {}
+    obj.attach_handle_info = {k: str(v) for k, v in info.items()
+                              if k in _HANDLE_KEYS}
+    obj.obj_reset_changes()
+    return obj
+
+
+def _objects(context, results):
+    return [_to_object(context, row, name, handle)
+            for row, name, handle in results]
+
+
+def _scoped(stmt, project_id):
+    if project_id is not None:
+        stmt = stmt.where(models.AcceleratorRequest.project_id == project_id)
+    return stmt
+
+
+def units(group):
+    """How many ARQs a profile group makes: the sum of its amounts."""
+    return sum(int(value) for key, value in group.items()
+               if key.startswith(_RESOURCES))
+
+
+@main.writer
+def create(context, profile_name, project_id):
+    """One ARQ per unit of each group of the named profile, all or none.
+
+    :raises DeviceProfileNotFound: no profile has that name.
+    """
+    session = context.session
+    profile = session.scalars(sa.select(models.DeviceProfile).where(
+        models.DeviceProfile.name == profile_name)).first()
+    if profile is None:
+        raise exception.DeviceProfileNotFound(uuid=profile_name)
+    groups = json.loads(profile.profile_json).get('groups', [])
+    rows = [models.AcceleratorRequest(
+        uuid=uuidutils.generate_uuid(), state=states.ARQ_INITIAL,
+        device_profile_id=profile.id, device_profile_group_id=index,
+        project_id=project_id)
+        for index, group in enumerate(groups) for _ in range(units(group))]
+    session.add_all(rows)
+    session.flush()
+    LOG.info('Created %d accelerator requests from device profile %s',
+             len(rows), profile_name)
+    return [_to_object(context, row, profile.name, None) for row in rows]
+
+
+@main.reader
+def get(context, uuid, project_id=None):
+    """One ARQ; another project's is reported missing, not forbidden."""
+    found = context.session.execute(_scoped(_select().where(
+        models.AcceleratorRequest.uuid == uuid), project_id)).first()
+    if found is None:
+        raise exception.ARQNotFound(uuid=uuid)
+    return _to_object(context, *found)
+
+
+@main.reader
+def list_arqs(context, project_id=None, instance_uuid=None):
+    """ARQs, of one project unless ``project_id`` is None (admins)."""
+    stmt = _scoped(_select(), project_id)
+    if instance_uuid is not None:
+        stmt = stmt.where(
+            models.AcceleratorRequest.instance_uuid == instance_uuid)
+    return _objects(context, context.session.execute(stmt).all())
+
+
+def _lock(session, uuids, project_id):
+    rows = session.scalars(_scoped(
+        sa.select(models.AcceleratorRequest)
+        .where(models.AcceleratorRequest.uuid.in_(list(uuids)))
+        .order_by(models.AcceleratorRequest.id)
+        .with_for_update(), project_id)).all()
+    found = {row.uuid: row for row in rows}
+    missing = sorted(set(uuids) - set(found))
+    if missing:
+        raise exception.ARQNotFound(uuid=', '.join(missing))
+    return found
+
+
+def _check_transition(row, target):
+    if row.state not in states.ARQ_TRANSITIONS[target]:
+        raise exception.ARQBadState(uuid=row.uuid, state=row.state,
+                                    target=target)
+
+
+def _take_handle(session, deployable_id):
+    """Mark one free handle of a deployable in use; None when none is free.
+
+    The UPDATE only succeeds on a handle still free, so two concurrent
+    binds can never share one, whatever the database's locking.
+    """
+    candidates = session.scalars(
+        sa.select(models.AttachHandle.id)
+        .where(models.AttachHandle.deployable_id == deployable_id,
+               models.AttachHandle.in_use.is_(False))
+        .order_by(models.AttachHandle.id)).all()
+    for handle_id in candidates:
+        taken = session.execute(
+            sa.update(models.AttachHandle)
+            .where(models.AttachHandle.id == handle_id,
+                   models.AttachHandle.in_use.is_(False))
+            .values(in_use=True)).rowcount
+        if taken:
+            return handle_id
+    return None
+
+
+def _release(session, row):
+    if row.attach_handle_id is not None:
+        session.execute(sa.update(models.AttachHandle)
+                        .where(models.AttachHandle.id == row.attach_handle_id)
+                        .values(in_use=False))
+
+
+@session.retry_on_conflict
+@main.writer
+def start_bind(context, bindings, project_id=None):
+    """Check every binding, then move each ARQ to BindStarted with a handle.
+
+    :param bindings: ARQ uuid -> ``{'hostname', 'device_rp_uuid',
+        'instance_uuid'}`` (and optionally ``project_id``).
+    :returns: uuids now BindStarted, and uuids already BindFailed because
+        their provider had no free attach handle.
+    :raises ARQNotFound, ARQBadState, Invalid: nothing is changed.
+    """
+    session = context.session
+    rows = _lock(session, bindings, project_id)
+    by_rp = {}
+    for uuid, row in rows.items():
+        _check_transition(row, states.ARQ_BIND_STARTED)
+        rp_uuid = bindings[uuid]['device_rp_uuid']
+        if rp_uuid not in by_rp:
+            by_rp[rp_uuid] = session.scalars(sa.select(models.Deployable)
+                                             .where(models.Deployable.rp_uuid
+                                                    == rp_uuid)).first()
+        if by_rp[rp_uuid] is None:
+            raise exception.Invalid(
+                reason='no deployable has resource provider %s' % rp_uuid)
+    started, failed = [], []
+    for uuid, row in rows.items():
+        binding = bindings[uuid]
+        deployable = by_rp[binding['device_rp_uuid']]
+        row.hostname = binding['hostname']
+        row.device_rp_uuid = binding['device_rp_uuid']
+        row.instance_uuid = binding['instance_uuid']
+        if binding.get('project_id'):
+            row.project_id = binding['project_id']
+        row.deployable_id = deployable.id
+        row.updated_at = _now()
+        handle_id = _take_handle(session, deployable.id)
+        if handle_id is None:
+            LOG.warning('No free attach handle on %s for ARQ %s',
+                        deployable.name, uuid)
+            row.state = states.ARQ_BIND_FAILED
+            failed.append(uuid)
+            continue
+        row.attach_handle_id = handle_id
+        row.state = states.ARQ_BIND_STARTED
+        started.append(uuid)
+    return started, failed
+
+
+@main.writer
+def finish_bind(context, uuid, ok):
+    """BindStarted -> Bound (or BindFailed, releasing the handle).
+
+    :returns: ``(instance_uuid, state)`` or None when the ARQ moved on
+        meanwhile (unbound or deleted).
+    """
+    target = states.ARQ_BOUND if ok else states.ARQ_BIND_FAILED
+    row = context.session.scalars(
+        sa.select(models.AcceleratorRequest)
+        .where(models.AcceleratorRequest.uuid == uuid,
+               models.AcceleratorRequest.state == states.ARQ_BIND_STARTED)
+        .with_for_update()).first()
+    if row is None:
+        return None
+    if not ok:
+        _release(context.session, row)
+        row.attach_handle_id = None
+    row.state = target
+    row.updated_at = _now()
+    return row.instance_uuid, target
+
+
+@main.reader
+def bind_started(context):
+    """ARQs a conductor left in BindStarted (to finish at start)."""
+    return context.session.scalars(
+        sa.select(models.AcceleratorRequest.uuid)
+        .where(models.AcceleratorRequest.state == states.ARQ_BIND_STARTED)
+    ).all()
+
+
+@main.writer
+def unbind(context, uuids, project_id=None):
+    """Release the handles and forget the bindings (-> Unbound)."""
+    rows = _lock(context.session, uuids, project_id)
+    for row in rows.values():
+        _check_transition(row, states.ARQ_UNBOUND)
+    for row in rows.values():
+        _release(context.session, row)
+        row.state = states.ARQ_UNBOUND
+        row.attach_handle_id = row.deployable_id = None
+        row.hostname = row.device_rp_uuid = row.instance_uuid = None
+        row.updated_at = _now()
+
+
+@main.writer
+def delete(context, uuids=None, instance_uuid=None, project_id=None):
+    """Delete ARQs by uuid (all must exist) or every ARQ of an instance.
+
+    :returns: how many were deleted.
+    """
+    session = context.session
+    if uuids is not None:
+        rows = list(_lock(session, uuids, project_id).values())
+    else:
+        rows = session.scalars(_scoped(
+            sa.select(models.AcceleratorRequest)
+            .where(models.AcceleratorRequest.instance_uuid == instance_uuid)
+            .with_for_update(), project_id)).all()
+    for row in rows:
+        _release(session, row)
+        session.delete(row)
+    return len(rows)
+

@@ -1,0 +1,24 @@
+"""Options of the [nova] group: how conductors reach Nova's compute API."""
+
+from oslo_config import cfg
+
+from cyborg.conf import utils
+
+GROUP = cfg.OptGroup(
+    'nova', title='Nova compute API',
+    help='Conductors tell Nova that accelerator requests are bound (the '
+         'accelerator-request-bound external event) with these credentials '
+         '(keystoneauth1 session, auth and adapter options; the user needs '
+         'the admin or service role). When auth_type is unset the event is '
+         'skipped with a log line, as in the embedded default.')
+
+_DEFAULTS = {'service_type': 'compute',
+             'valid_interfaces': ['internal', 'public']}
+
+
+def register_opts(conf):
+    utils.register_ksa_opts(conf, GROUP, _DEFAULTS)
+
+
+def list_opts():
+    return {GROUP: utils.list_ksa_opts(_DEFAULTS)}

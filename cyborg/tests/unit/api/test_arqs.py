@@ -1,0 +1,299 @@
+"""/v2/accelerator_requests: create, list, bind, unbind, delete, as Nova does.
+"""
+
+import json
+import uuid
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+import pytest
+
+from cyborg import context as cyborg_context
+from cyborg import service
+from cyborg import states
+from cyborg.conductor import binding
+from cyborg.db import api as dbapi
+from cyborg.tests import processes
+from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import fault
+
+CONF = cfg.CONF
+URL = '/v2/accelerator_requests'
+MEMBER = {'X-Roles': 'member,reader', 'X-Project-Id': 'p-tenant',
+          'X-User-Id': 'u-tenant'}
+OTHER = {'X-Roles': 'member,reader', 'X-Project-Id': 'p-other',
+         'X-User-Id': 'u-other'}
+# What Nova sends: the user's token and a service token. (Keystone expands
+# implied roles: a member is a reader too.)
+NOVA = dict(MEMBER, **{'X-Service-Roles': 'service'})
+
+
+@pytest.fixture
+def node(stack, api, override):
+    """An agent with one fake FPGA (16 handles) and a profile using it."""
+    override('accelerators_per_device', 16, group='fake_driver')
+    agent = stack('node1')
+    agent.report()
+    (deployable,) = dbapi.deployables.list(cyborg_context.get_admin_context())
+    api.post_json('/v2/device_profiles', [
+        {'name': 'two', 'groups': [{'resources:FPGA': '2'}]},
+    ], headers=ADMIN)
+    api.post_json('/v2/device_profiles', [
+        {'name': 'split', 'groups': [{'resources:FPGA': '2'},
+                                     {'resources:FPGA': '1'}]},
+    ], headers=ADMIN)
+    return deployable.rp_uuid
+
+
+def _create(api, profile='two', headers=MEMBER):
+    return api.post_json(URL, {'device_profile_name': profile},
+                         headers=headers, status=201).json['arqs']
+
+
+def _bind_ops(rp_uuid, instance, host='node1'):
+    return [{'op': 'add', 'path': '/hostname', 'value': host},
+            {'op': 'add', 'path': '/device_rp_uuid', 'value': rp_uuid},
+            {'op': 'add', 'path': '/instance_uuid', 'value': instance}]
+
+
+def _wait_resolved(api, instance, headers=MEMBER):
+    def resolved():
+        resp = api.get(URL + '?instance=%s&bind_state=resolved' % instance,
+                       headers=headers, expect_errors=True)
+        return resp.json['arqs'] if resp.status_int == 200 else None
+    return processes.wait_for(resolved, 10, interval=0.05,
+                              what='the ARQs to be resolved')
+
+
+def test_create_makes_one_arq_per_unit_per_group(api, node):
+    arqs = _create(api, 'split')
+    assert [a['device_profile_group_id'] for a in arqs] == [0, 0, 1]
+    for arq in arqs:
+        assert arq['state'] == states.ARQ_INITIAL
+        assert arq['project_id'] == 'p-tenant'
+        assert arq['device_profile_name'] == 'split'
+        assert arq['attach_handle_type'] == ''
+        assert arq['attach_handle_info'] == {}
+        assert arq['hostname'] is None
+    assert list(arqs[0]) == [
+        'uuid', 'state', 'device_profile_name', 'device_profile_group_id',
+        'hostname', 'device_rp_uuid', 'instance_uuid', 'project_id',
+        'attach_handle_type', 'attach_handle_uuid', 'attach_handle_info',
+        'created_at', 'updated_at', 'links']
+
+
+@pytest.mark.parametrize('body, status', [
+    ({'device_profile_name': 'missing'}, 404),
+    ({}, 400),
+    ({'device_profile_name': 'two', 'extra': 1}, 400),
+])
+def test_create_refuses_bad_requests(api, node, body, status):
+    resp = api.post_json(URL, body, headers=MEMBER, status=status)
+    assert fault(resp)['faultstring']
+
+
+def test_arqs_are_scoped_to_their_project(api, node):
+    mine = _create(api)
+    assert len(api.get(URL, headers=MEMBER).json['arqs']) == 2
+    assert api.get(URL, headers=OTHER).json['arqs'] == []
+    api.get(URL + '/' + mine[0]['uuid'], headers=OTHER, status=404)
+    assert api.get(URL + '/' + mine[0]['uuid'],
+                   headers=MEMBER).json['uuid'] == mine[0]['uuid']
+    assert len(api.get(URL, headers=ADMIN).json['arqs']) == 2
+    api.delete(URL + '?arqs=' + mine[0]['uuid'], headers=OTHER, status=404)
+
+
+def test_bind_resolves_with_distinct_handles_then_unbind(api, node):
+    arqs = _create(api)
+    instance = str(uuid.uuid4())
+    api.patch_json(URL, {a['uuid']: _bind_ops(node, instance)
+                         for a in arqs}, headers=NOVA, status=202)
+    bound = _wait_resolved(api, instance)
+    assert {a['state'] for a in bound} == {states.ARQ_BOUND}
+    assert {a['attach_handle_type'] for a in bound} == {'TEST_PCI'}
+    infos = [json.dumps(a['attach_handle_info'], sort_keys=True)
+             for a in bound]
+    assert len(set(infos)) == 2
+    assert set(bound[0]['attach_handle_info']) == {'domain', 'bus',
+                                                   'device', 'function'}
+    assert {a['device_rp_uuid'] for a in bound} == {node}
+    assert {a['hostname'] for a in bound} == {'node1'}
+
+    api.patch_json(URL, {a['uuid']: [
+        {'op': 'remove', 'path': p} for p in
+        ('/hostname', '/device_rp_uuid', '/instance_uuid')] for a in arqs},
+        headers=NOVA, status=202)
+    unbound = api.get(URL, headers=MEMBER).json['arqs']
+    assert {a['state'] for a in unbound} == {states.ARQ_UNBOUND}
+    assert {a['instance_uuid'] for a in unbound} == {None}
+    handles = dbapi.attach_handles.list(cyborg_context.get_admin_context())
+    assert not any(h.in_use for h in handles)
+
+
+def test_bind_needs_a_service_token(api, node, override):
+    arqs = _create(api)
+    body = {a['uuid']: _bind_ops(node, str(uuid.uuid4())) for a in arqs}
+    resp = api.patch_json(URL, body, headers=MEMBER, status=403)
+    assert 'service token' in fault(resp)['faultstring']
+    override('service_token_roles_required', False, group='api')
+    api.patch_json(URL, body, headers=MEMBER, status=202)
+
+
+def test_unresolved_binds_answer_423(api, node, ctx):
+    (first, _second) = _create(api)
+    instance = str(uuid.uuid4())
+    dbapi.accelerator_requests.update(ctx, first['uuid'], {
+        'state': states.ARQ_BIND_STARTED, 'instance_uuid': instance})
+    resp = api.get(URL + '?instance=%s&bind_state=resolved' % instance,
+                   headers=MEMBER, status=423)
+    assert first['uuid'] in fault(resp)['faultstring']
+    listed = api.get(URL + '?instance=%s' % instance, headers=MEMBER)
+    assert [a['uuid'] for a in listed.json['arqs']] == [first['uuid']]
+
+
+def test_restarted_conductor_finishes_binds(api, node, ctx):
+    from cyborg.conductor import manager
+
+    (arq, _other) = _create(api)
+    instance = str(uuid.uuid4())
+    started, failed = binding.start_bind(ctx, {arq['uuid']: {
+        'hostname': 'node1', 'device_rp_uuid': node,
+        'instance_uuid': instance}})
+    assert (started, failed) == ([arq['uuid']], [])
+    # The conductor that started it died before finishing it.
+    manager.ConductorManager('ctl-2')._recover_binds(ctx)
+    (bound,) = _wait_resolved(api, instance)
+    assert bound['state'] == states.ARQ_BOUND
+
+
+def test_a_provider_out_of_handles_fails_the_bind(api, node, ctx):
+    api.post_json('/v2/device_profiles', [
+        {'name': 'many', 'groups': [{'resources:FPGA': '20'}]}],
+        headers=ADMIN)
+    arqs = _create(api, 'many')
+    instance = str(uuid.uuid4())
+    started, failed = binding.start_bind(ctx, {a['uuid']: {
+        'hostname': 'node1', 'device_rp_uuid': node,
+        'instance_uuid': instance} for a in arqs})
+    # NOTE(tests): concurrent binds are proven on MariaDB and PostgreSQL
+    # in the functional tests; SQLite serialises its writers anyway.
+    assert (len(started), len(failed)) == (16, 4)
+    rows = dbapi.accelerator_requests.list(ctx)
+    handles = [r.attach_handle_id for r in rows
+               if r.state == states.ARQ_BIND_STARTED]
+    assert len(handles) == len(set(handles)) == 16
+    assert {r.state for r in rows if r.uuid in failed} == {
+        states.ARQ_BIND_FAILED}
+
+
+@pytest.mark.parametrize('ops, words', [
+    ([{'op': 'replace', 'path': '/hostname', 'value': 'x'}], 'is not one of'),
+    ([{'op': 'add', 'path': '/state', 'value': 'Bound'}], 'is not one of'),
+    ([{'op': 'add', 'path': '/hostname', 'value': 'x'}], 'add needs'),
+    ([{'op': 'add', 'path': '/hostname'}] * 3, 'given twice'),
+    ('not a list', "is not of type 'array'"),
+    ([], 'should be non-empty'),
+])
+def test_bad_patches_are_400(api, node, ops, words):
+    (arq, _other) = _create(api)
+    resp = api.patch_json(URL, {arq['uuid']: ops}, headers=NOVA,
+                          status=400)
+    assert words in fault(resp)['faultstring']
+
+
+def test_patch_refuses_mixed_ops_bad_uuids_and_unknown_arqs(api, node):
+    first, second = _create(api)
+    instance = str(uuid.uuid4())
+    mixed = {first['uuid']: _bind_ops(node, instance),
+             second['uuid']: [{'op': 'remove', 'path': p} for p in (
+                 '/hostname', '/device_rp_uuid', '/instance_uuid')]}
+    api.patch_json(URL, mixed, headers=NOVA, status=400)
+    api.patch_json(URL, {'nope': _bind_ops(node, instance)}, headers=NOVA,
+                   status=400)
+    api.patch_json(URL, {str(uuid.uuid4()): _bind_ops(node, instance)},
+                   headers=NOVA, status=404)
+    api.patch_json(URL, {first['uuid']: _bind_ops(str(uuid.uuid4()),
+                                                  instance)},
+                   headers=NOVA, status=400)
+    assert {a['state'] for a in api.get(URL, headers=MEMBER).json[
+        'arqs']} == {states.ARQ_INITIAL}
+
+
+def test_delete_by_uuids_and_by_instance(api, node):
+    first, second = _create(api)
+    api.delete(URL + '?arqs=%s' % first['uuid'], headers=MEMBER, status=204)
+    instance = str(uuid.uuid4())
+    api.patch_json(URL, {second['uuid']: _bind_ops(node, instance)},
+                   headers=NOVA, status=202)
+    _wait_resolved(api, instance)
+    # Bound ones need Nova's service token.
+    api.delete(URL + '?arqs=%s' % second['uuid'], headers=MEMBER,
+               status=403)
+    api.delete(URL + '?instance=%s' % instance, headers=MEMBER, status=403)
+    api.delete(URL + '?instance=%s' % instance, headers=NOVA, status=204)
+    assert api.get(URL, headers=MEMBER).json['arqs'] == []
+    handles = dbapi.attach_handles.list(cyborg_context.get_admin_context())
+    assert not any(h.in_use for h in handles)
+
+
+@pytest.mark.parametrize('query', ['', '?arqs=a&instance=b', '?arqs=nope',
+                                   '?instance=nope', '?other=1'])
+def test_bad_deletes_are_400(api, node, query):
+    api.delete(URL + query, headers=NOVA, status=400)
+
+
+def test_bad_list_queries_are_400(api, node):
+    api.get(URL + '?bind_state=resolved', headers=MEMBER, status=400)
+    api.get(URL + '?instance=%s&bind_state=bound' % uuid.uuid4(),
+            headers=MEMBER, status=400)
+    api.get(URL + '?instance=nope', headers=MEMBER, status=400)
+
+
+def test_readers_cannot_create(api, node):
+    api.post_json(URL, {'device_profile_name': 'two'}, headers=READER,
+                  status=403)
+
+
+class _FakeNova:
+    """Nova's external-events endpoint (Nova cannot run here)."""
+
+    def __init__(self):
+        self.events = []
+
+    def __call__(self, environ, start_response):
+        length = int(environ.get('CONTENT_LENGTH') or 0)
+        body = json.loads(environ['wsgi.input'].read(length))
+        self.events.append((environ['PATH_INFO'],
+                            environ.get('HTTP_OPENSTACK_API_VERSION'),
+                            body['events']))
+        start_response('200 OK', [('Content-Type', 'application/json')])
+        return [json.dumps(body).encode()]
+
+
+def test_nova_is_told_when_arqs_are_bound(api, node, override):
+    nova = _FakeNova()
+    server = service.WSGIService('nova', nova, '127.0.0.1', 0, 2)
+    server.start()
+    try:
+        CONF.register_opts(
+            ks_loading.get_auth_plugin_conf_options('admin_token'),
+            group='nova')
+        override('auth_type', 'admin_token', group='nova')
+        override('endpoint', server.url, group='nova')
+        override('token', 'nova-token', group='nova')
+        arqs = _create(api)
+        instance = str(uuid.uuid4())
+        api.patch_json(URL, {a['uuid']: _bind_ops(node, instance)
+                             for a in arqs}, headers=NOVA, status=202)
+        _wait_resolved(api, instance)
+        processes.wait_for(lambda: nova.events, 10, what='the event')
+    finally:
+        server.stop()
+    ((path, version, events),) = nova.events
+    assert path.endswith('/os-server-external-events')
+    assert version == 'compute 2.82'
+    assert sorted(e['tag'] for e in events) == sorted(a['uuid']
+                                                      for a in arqs)
+    assert {(e['name'], e['server_uuid'], e['status']) for e in events} == {
+        ('accelerator-request-bound', instance, 'completed')}
