@@ -39,13 +39,13 @@ opts = [
         help='Trust the X-Forwarded-* headers of a TLS-terminating proxy '
              'when building URLs (http_proxy_to_wsgi).'),
     cfg.ListOpt(
-        'service_token_roles',
+        'binding_service_roles',
         default=['service'],
         help='Roles a service token (X-Service-Token, as Nova sends it) '
              'must carry one of for binding, unbinding and deleting bound '
              'accelerator requests.'),
     cfg.BoolOpt(
-        'service_token_roles_required',
+        'require_service_token',
         default=True,
         help='Refuse binding, unbinding and deleting bound accelerator '
              'requests without a service token. Turning it off lets any '

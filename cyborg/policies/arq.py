@@ -31,7 +31,7 @@ _RULES = [
           [{'method': 'POST', 'path': _COLLECTION}]),
     _rule('cyborg:arq:update', base.PROJECT_MEMBER_OR_SERVICE,
           'Bind or unbind accelerator requests (also needs a service '
-          'token, see [api] service_token_roles).',
+          'token, see [api] binding_service_roles).',
           [{'method': 'PATCH', 'path': _COLLECTION}]),
     _rule('cyborg:arq:delete', base.PROJECT_MEMBER_OR_SERVICE,
           'Delete accelerator requests (bound ones, and all of an '

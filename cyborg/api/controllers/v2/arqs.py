@@ -26,16 +26,19 @@ def _project(context):
     return None if context.is_admin else context.project_id
 
 
+def _has_service_token(context):
+    wanted = {role.lower() for role in CONF.api.binding_service_roles}
+    return bool(wanted & {role.lower()
+                          for role in (context.service_roles or ())})
+
+
 def _require_service_token(context, action):
     # NOTE(arqs): a tenant's own token must not rebind or free devices of
     # its instances behind Nova's back; Nova sends a service token too.
-    if not CONF.api.service_token_roles_required:
-        return
-    wanted = {role.lower() for role in CONF.api.service_token_roles}
-    have = {role.lower() for role in (context.service_roles or ())}
-    if not wanted & have:
+    if CONF.api.require_service_token and not _has_service_token(context):
         raise exception.ServiceTokenRequired(
-            action=action, roles=', '.join(sorted(wanted)))
+            action=action,
+            roles=', '.join(sorted(CONF.api.binding_service_roles)))
 
 
 def _check_uuid(value, what):
@@ -107,8 +110,7 @@ class ARQsController(rest.RestController):
         policy.authorize('cyborg:arq:update', None, context)
         body = validation.json_body(pecan.request)
         allowed = microversion.at_least(2, 1) and (
-            context.is_admin or 'service' in [
-                r.lower() for r in context.service_roles or ()])
+            context.is_admin or _has_service_token(context))
         op, arqs = validation.arq_patch(body, allowed)
         _require_service_token(context, 'Binding and unbinding ARQs')
         conductor = conductor_rpcapi.ConductorAPI()

@@ -136,7 +136,7 @@ def test_bind_needs_a_service_token(api, node, override):
     body = {a['uuid']: _bind_ops(node, str(uuid.uuid4())) for a in arqs}
     resp = api.patch_json(URL, body, headers=MEMBER, status=403)
     assert 'service token' in fault(resp)['faultstring']
-    override('service_token_roles_required', False, group='api')
+    override('require_service_token', False, group='api')
     api.patch_json(URL, body, headers=MEMBER, status=202)
 
 
@@ -297,3 +297,15 @@ def test_nova_is_told_when_arqs_are_bound(api, node, override):
                                                       for a in arqs)
     assert {(e['name'], e['server_uuid'], e['status']) for e in events} == {
         ('accelerator-request-bound', instance, 'completed')}
+
+
+def test_project_id_is_set_from_2_1_by_services_only(api, node):
+    (arq, _other) = _create(api)
+    instance = str(uuid.uuid4())
+    ops = _bind_ops(node, instance) + [
+        {'op': 'add', 'path': '/project_id', 'value': 'p-tenant'}]
+    api.patch_json(URL, {arq['uuid']: ops}, headers=NOVA, status=400)
+    api.patch_json(URL, {arq['uuid']: ops}, headers=dict(
+        NOVA, **{'OpenStack-API-Version': 'accelerator 2.1'}), status=202)
+    (bound,) = _wait_resolved(api, instance)
+    assert bound['project_id'] == 'p-tenant'

@@ -9,6 +9,7 @@ from cyborg.objects import base
 # line to its version history and, for a new field, handle it in
 # obj_make_compatible; then put the new fingerprint here.
 EXPECTED = {
+    'AcceleratorRequest': '1.0-a7de19c7ce2891d8b0ca45e7fd3499cb',
     'AttachHandle': '1.0-7403546dab7be1c9a01d6575184878ac',
     'Attribute': '1.0-dcddda2b95da6859965dbd1873716452',
     'ControlpathID': '1.0-d5cdb740fce9af883183a357b7053e4b',
