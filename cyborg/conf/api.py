@@ -38,6 +38,13 @@ opts = [
         default=False,
         help='Trust the X-Forwarded-* headers of a TLS-terminating proxy '
              'when building URLs (http_proxy_to_wsgi).'),
+    cfg.IntOpt(
+        'max_limit',
+        default=1000,
+        min=1,
+        help='The most items one page of a list holds (from microversion '
+             '2.4, lists are paged: limit, marker, sort_key, sort_dir and a '
+             'next link). A larger limit asked for is cut to this.'),
     cfg.ListOpt(
         'binding_service_roles',
         default=['service'],

@@ -49,7 +49,12 @@ class DeployableCollection(wtypes.Base):
     """``{"deployables": [...]}``."""
 
     deployables = [Deployable]
+    next = wtypes.text
 
     @classmethod
-    def from_objects(cls, objs):
-        return cls(deployables=[Deployable.from_object(obj) for obj in objs])
+    def from_objects(cls, objs, next_link=None):
+        collection = cls(deployables=[Deployable.from_object(obj)
+                                      for obj in objs])
+        if next_link:
+            collection.next = next_link
+        return collection

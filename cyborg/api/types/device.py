@@ -54,7 +54,12 @@ class DeviceCollection(wtypes.Base):
     """``{"devices": [...]}``."""
 
     devices = [Device]
+    next = wtypes.text
 
     @classmethod
-    def from_objects(cls, objs, **view):
-        return cls(devices=[Device.from_object(obj, **view) for obj in objs])
+    def from_objects(cls, objs, next_link=None, **view):
+        collection = cls(devices=[Device.from_object(obj, **view)
+                                  for obj in objs])
+        if next_link:
+            collection.next = next_link
+        return collection

@@ -40,8 +40,12 @@ class DeviceProfileCollection(wtypes.Base):
     """``{"device_profiles": [...]}``."""
 
     device_profiles = [DeviceProfile]
+    next = wtypes.text
 
     @classmethod
-    def from_objects(cls, objs):
-        return cls(device_profiles=[DeviceProfile.from_object(obj)
-                                    for obj in objs])
+    def from_objects(cls, objs, next_link=None):
+        collection = cls(device_profiles=[DeviceProfile.from_object(obj)
+                                          for obj in objs])
+        if next_link:
+            collection.next = next_link
+        return collection

@@ -8,6 +8,7 @@ import wsme.types as wtypes
 from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
+from cyborg.api import paging
 from cyborg.api.types import base as types_base
 from cyborg.api.types import deployable as deployable_types
 from cyborg.objects import deployable as deployable_obj
@@ -47,7 +48,8 @@ def _paging(field, value):
 
 def _list_query(legacy):
     """(list keyword arguments, (column, uuid) to resolve or None)."""
-    types_base.check_query(pecan.request.params, _QUERY_PARAMS)
+    types_base.check_query(pecan.request.params,
+                           _QUERY_PARAMS + paging.params())
     if legacy is None:
         return {}, None
     field, value = legacy.as_pair()
@@ -83,6 +85,8 @@ class DeployablesController(rest.RestController):
                    types_base.LegacyFilter, ignore_extra_args=True)
     def get_all(self, filters=None):
         query, by_uuid = _list_query(filters)
+        pages = paging.parse(_SORT_KEYS)
+        query = dict(pages, **query)
         context = pecan.request.context
         policy.authorize('cyborg:deployable:get_all', None, context)
         if by_uuid is not None:
@@ -91,7 +95,8 @@ class DeployablesController(rest.RestController):
                 return deployable_types.DeployableCollection(deployables=[])
         deployables = deployable_obj.Deployable.list(context, **query)
         return deployable_types.DeployableCollection.from_objects(
-            deployables)
+            deployables,
+            next_link=paging.next_link('deployables', deployables, query))
 
     @expose.expose(deployable_types.Deployable, wtypes.text)
     def get_one(self, uuid):

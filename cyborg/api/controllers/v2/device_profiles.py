@@ -11,10 +11,13 @@ from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
 from cyborg.api import microversion
+from cyborg.api import paging
 from cyborg.api import validation
 from cyborg.api.types import base as types_base
 from cyborg.api.types import device_profile as dp_types
 from cyborg.objects import device_profile as dp_obj
+
+_SORT_KEYS = ('id', 'uuid', 'name', 'created_at', 'updated_at')
 
 
 def _names(value):
@@ -39,12 +42,17 @@ class DeviceProfilesController(rest.RestController):
     @expose.expose(dp_types.DeviceProfileCollection, wtypes.text,
                    ignore_extra_args=True)
     def get_all(self, name=None):
-        types_base.check_query(pecan.request.params, ('name',))
+        types_base.check_query(pecan.request.params,
+                               ('name',) + paging.params())
+        pages = paging.parse(_SORT_KEYS)
         context = pecan.request.context
         policy.authorize('cyborg:device_profile:get_all', None, context)
         filters = {'name': _names(name)} if name is not None else None
-        profiles = dp_obj.DeviceProfile.list(context, filters=filters)
-        return dp_types.DeviceProfileCollection.from_objects(profiles)
+        profiles = dp_obj.DeviceProfile.list(context, filters=filters,
+                                             **pages)
+        return dp_types.DeviceProfileCollection.from_objects(
+            profiles,
+            next_link=paging.next_link('device_profiles', profiles, pages))
 
     @expose.expose(dp_types.DeviceProfileOne, wtypes.text)
     def get_one(self, uuid_or_name):

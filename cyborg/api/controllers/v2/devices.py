@@ -10,6 +10,7 @@ from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
 from cyborg.api import microversion
+from cyborg.api import paging
 from cyborg.api.types import base as types_base
 from cyborg.api.types import device as device_types
 from cyborg.conductor import rpcapi as conductor_rpcapi
@@ -20,11 +21,14 @@ from cyborg.objects import device as device_obj
 _LEGACY_FIELDS = ('uuid', 'type', 'vendor', 'model', 'hostname')
 _QUERY_PARAMS = ('type', 'vendor', 'hostname', 'filters.field',
                  'filters.value')
+_SORT_KEYS = ('id', 'uuid', 'type', 'vendor', 'model', 'hostname',
+              'status', 'created_at', 'updated_at')
 
 
 def _list_filters(type_, vendor, hostname, legacy):
     """The object filters of GET /v2/devices; 400 for a bad query."""
-    types_base.check_query(pecan.request.params, _QUERY_PARAMS)
+    types_base.check_query(pecan.request.params,
+                           _QUERY_PARAMS + paging.params())
     filters = {name: value for name, value in (('type', type_),
                                                ('vendor', vendor),
                                                ('hostname', hostname))
@@ -53,8 +57,11 @@ class DevicesController(rest.RestController):
         query = _list_filters(type, vendor, hostname, filters)
         context = pecan.request.context
         policy.authorize('cyborg:device:get_all', None, context)
-        devices = device_obj.Device.list(context, filters=query)
-        return device_types.DeviceCollection.from_objects(devices, **view)
+        pages = paging.parse(_SORT_KEYS)
+        devices = device_obj.Device.list(context, filters=query, **pages)
+        return device_types.DeviceCollection.from_objects(
+            devices, next_link=paging.next_link('devices', devices, pages),
+            **view)
 
     @expose.expose(device_types.Device, wtypes.text)
     def get_one(self, uuid):

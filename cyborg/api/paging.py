@@ -1,0 +1,72 @@
+"""Pagination of the v2 lists from microversion 2.4: limit, marker, sort."""
+
+import urllib.parse
+
+from oslo_config import cfg
+from oslo_utils import uuidutils
+import pecan
+
+from cyborg import exception
+from cyborg.api import microversion
+from cyborg.api.types import link
+
+CONF = cfg.CONF
+
+PARAMS = ('limit', 'marker', 'sort_key', 'sort_dir')
+SINCE = (2, 4)
+
+
+def params():
+    """The paging parameters this request's microversion accepts."""
+    return PARAMS if microversion.at_least(*SINCE) else ()
+
+
+def parse(sort_keys):
+    """Keyword arguments of an object ``list`` from the query string.
+
+    :param sort_keys: the fields a client may sort this list on.
+    :raises InvalidParameterValue: a bad value (400).
+    """
+    if not microversion.at_least(*SINCE):
+        return {}
+    query = pecan.request.params
+    result = {'limit': CONF.api.max_limit}
+    if 'limit' in query:
+        value = query['limit']
+        if not value.isdigit() or int(value) < 1:
+            raise exception.InvalidParameterValue(
+                err='limit must be a positive integer, not %r' % value)
+        result['limit'] = min(int(value), CONF.api.max_limit)
+    if 'marker' in query:
+        if not uuidutils.is_uuid_like(query['marker']):
+            raise exception.InvalidParameterValue(
+                err='marker must be the uuid of the last item of the '
+                    'previous page')
+        result['marker'] = query['marker']
+    if 'sort_key' in query:
+        if query['sort_key'] not in sort_keys:
+            raise exception.InvalidParameterValue(
+                err='sort_key must be one of %s' % ', '.join(sort_keys))
+        result['sort_key'] = query['sort_key']
+    if 'sort_dir' in query:
+        if query['sort_dir'] not in ('asc', 'desc'):
+            raise exception.InvalidParameterValue(
+                err='sort_dir must be asc or desc')
+        result['sort_dir'] = query['sort_dir']
+    return result
+
+
+def next_link(resource, items, paging):
+    """The URL of the next page, or None when this page is the last.
+
+    A full page may be followed by an empty one; clients stop at the
+    first page without a next link.
+    """
+    limit = paging.get('limit')
+    if not limit or len(items) < limit:
+        return None
+    query = [(k, v) for k, v in pecan.request.params.items()
+             if k != 'marker']
+    query.append(('marker', items[-1].uuid))
+    return '%s/%s/%s?%s' % (link.public_url(), link.API_VERSION, resource,
+                            urllib.parse.urlencode(query))
