@@ -55,12 +55,25 @@ class DeviceProfile(base.CrudMixin, base.CyborgObject,
 
     @ovo_base.remotable
     def destroy(self):
-        in_use = self.dbapi.accelerator_requests.list(
-            self._context, filters={'device_profile_id': self.id}, limit=1)
-        if in_use:
-            raise exception.DeviceProfileInUse(name=self.name)
-        try:
-            self._queries().destroy(self._context, self.uuid)
-        except exception.ResourceInUse as exc:
-            raise exception.DeviceProfileInUse(name=self.name) from exc
+        self.destroy_many(self._context, [self.uuid])
         self.obj_reset_changes()
+
+    @ovo_base.remotable_classmethod
+    def destroy_many(cls, context, uuids):
+        """Delete profiles; when one is missing or used, none is deleted.
+        """
+        profiles = [cls._queries().get(context, uuid) for uuid in uuids]
+        used = cls.dbapi.accelerator_requests.list(
+            context, filters={'device_profile_id': [p.id for p in profiles]},
+            limit=1)
+        if used:
+            (name,) = [p.name for p in profiles
+                       if p.id == used[0].device_profile_id]
+            raise exception.DeviceProfileInUse(name=name)
+        for profile in profiles:
+            try:
+                cls._queries().destroy(context, profile.uuid)
+            except exception.ResourceInUse as exc:
+                # NOTE(objects): an ARQ made from it since the check.
+                raise exception.DeviceProfileInUse(name=profile.name) \
+                    from exc

@@ -101,14 +101,21 @@ class ARQsController(rest.RestController):
 
     # NOTE(arqs): plain pecan, as WSME cannot type a map of patch lists;
     # errors still get the envelope from the ErrorHook.
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def patch(self):
-        """Bind (all ``add``) or unbind (all ``remove``); 202, no body."""
+    @pecan.expose(generic=False, content_type='application/json')
+    def patch(self, uuid=None):
+        """Bind (all ``add``) or unbind (all ``remove``); 202, no body.
+
+        openstacksdk sends the same body to ``/{uuid}``; the uuid must
+        then be one the body names.
+        """
         types_base.check_query(pecan.request.params, ())
         context = pecan.request.context
         policy.authorize('cyborg:arq:update', None, context)
         body = validation.json_body(pecan.request)
+        if uuid is not None and (not isinstance(body, dict) or
+                                 uuid not in body):
+            raise exception.Invalid(reason='the body does not patch ARQ %s'
+                                    % uuid)
         allowed = microversion.at_least(2, 1) and (
             context.is_admin or _has_service_token(context))
         op, arqs = validation.arq_patch(body, allowed)
@@ -120,7 +127,7 @@ class ARQsController(rest.RestController):
             conductor.unbind_arqs(context, arqs,
                                   project_id=_project(context))
         pecan.response.status = 202
-        return None
+        return ''
 
     @expose.expose(None, wtypes.text, wtypes.text, status_code=204)
     def delete(self, arqs=None, instance=None):

@@ -100,10 +100,9 @@ class DeviceProfilesController(rest.RestController):
         context = pecan.request.context
         policy.authorize('cyborg:device_profile:delete', None, context)
         if uuidutils.is_uuid_like(target):
-            profiles = [dp_obj.DeviceProfile.get(context, target)]
+            uuids = [target]
         else:
-            profiles = [dp_obj.DeviceProfile.get_by_name(context, name)
-                        for name in _names(target)]
-        for profile in profiles:
-            profile.destroy()
+            uuids = [dp_obj.DeviceProfile.get_by_name(context, name).uuid
+                     for name in _names(target)]
+        dp_obj.DeviceProfile.destroy_many(context, uuids)
         return wsme.api.Response(None, status_code=204, return_type=None)

@@ -309,3 +309,31 @@ def test_project_id_is_set_from_2_1_by_services_only(api, node):
         NOVA, **{'OpenStack-API-Version': 'accelerator 2.1'}), status=202)
     (bound,) = _wait_resolved(api, instance)
     assert bound['project_id'] == 'p-tenant'
+
+
+def test_a_used_profile_is_not_deleted_nor_its_neighbours(api, node):
+    _create(api, 'two')
+    api.delete('/v2/device_profiles?value=split,two', headers=ADMIN,
+               status=409)
+    names = [p['name'] for p in api.get('/v2/device_profiles',
+                                        headers=ADMIN).json[
+                                            'device_profiles']]
+    assert names == ['two', 'split']
+
+
+def test_bind_answers_202_with_no_body(api, node):
+    (arq, _other) = _create(api)
+    resp = api.patch_json(URL, {arq['uuid']: _bind_ops(
+        node, str(uuid.uuid4()))}, headers=NOVA, status=202)
+    assert resp.body == b''
+
+
+def test_patch_on_the_arq_path_as_openstacksdk_sends_it(api, node):
+    first, second = _create(api)
+    instance = str(uuid.uuid4())
+    api.patch_json(URL + '/' + second['uuid'], {
+        first['uuid']: _bind_ops(node, instance)}, headers=NOVA, status=400)
+    api.patch_json(URL + '/' + first['uuid'], {
+        first['uuid']: _bind_ops(node, instance)}, headers=NOVA, status=202)
+    assert [a['uuid'] for a in _wait_resolved(api, instance)] == [
+        first['uuid']]

@@ -15,7 +15,7 @@ EXPECTED = {
     'ControlpathID': '1.0-d5cdb740fce9af883183a357b7053e4b',
     'Deployable': '1.0-64e24b18c5557ba5dd83fbbc3f0751a0',
     'Device': '1.1-4f2937219ba6ece7672493e587a67fd8',
-    'DeviceProfile': '1.0-ee7351a411ffac18fed9249455062c95',
+    'DeviceProfile': '1.0-7b4ba29bf19a32e5612a8c4f03f2ec54',
     'Service': '1.1-20439694b01f4a9a029c43d4d265246e',
 }
 
