@@ -74,6 +74,7 @@ def units(group):
                if key.startswith(_RESOURCES))
 
 
+@session.retry_on_conflict
 @main.writer
 def create(context, profile_name, project_id):
     """One ARQ per unit of each group of the named profile, all or none.
@@ -214,6 +215,7 @@ def start_bind(context, bindings, project_id=None):
     return started, failed
 
 
+@session.retry_on_conflict
 @main.writer
 def finish_bind(context, uuid, ok):
     """BindStarted -> Bound (or BindFailed, releasing the handle).
@@ -246,6 +248,7 @@ def bind_started(context):
     ).all()
 
 
+@session.retry_on_conflict
 @main.writer
 def unbind(context, uuids, project_id=None):
     """Release the handles and forget the bindings (-> Unbound)."""
@@ -260,6 +263,7 @@ def unbind(context, uuids, project_id=None):
         row.updated_at = _now()
 
 
+@session.retry_on_conflict
 @main.writer
 def delete(context, uuids=None, instance_uuid=None, project_id=None):
     """Delete ARQs by uuid (all must exist) or every ARQ of an instance.

@@ -5,6 +5,7 @@ import collections
 import json
 import math
 import os
+import re
 import shlex
 import statistics
 import sys
@@ -21,7 +22,6 @@ HOST = 'bench-host'
 PROFILE = 'bench'
 PROVIDERS_FILE = 'agent-%s-placement.json' % HOST
 START_TIMEOUT = 300
-RESOLVE_TIMEOUT = 60
 POLL_INTERVAL = 0.01
 
 
@@ -79,13 +79,17 @@ class AllInOne:
         })
         start = time.monotonic()
         self.proc = processes.Process('cyborg-all-in-one', conf, workdir)
-        _wait(self._devices_listed, 'the %d devices in GET /v2/devices'
-              % self.devices, self.proc)
-        listed = time.monotonic() - start
-        # NOTE(bench): the agent then writes one provider per deployable
-        # to the embedded Placement, in the same process; measuring while
-        # it does would measure that too.
-        _wait(self._placement_synced, 'the Placement sync', self.proc)
+        try:
+            _wait(self._devices_listed, 'the %d devices in GET /v2/devices'
+                  % self.devices, self.proc)
+            listed = time.monotonic() - start
+            # NOTE(bench): the agent then writes one provider per
+            # deployable to the embedded Placement, in the same process;
+            # measuring while it does would measure that too.
+            _wait(self._placement_synced, 'the Placement sync', self.proc)
+        except BaseException:
+            self.__exit__()
+            raise
         print('cyborg-all-in-one (%d devices x %d accelerators, [api] '
               'workers=%d) at %s: devices listed after %.1f s, Placement '
               'synced after %.1f s' % (self.devices, self.per_device,
@@ -97,14 +101,12 @@ class AllInOne:
         try:
             if self.proc is not None:
                 self.proc.stop()
-                self.log = self.proc.log()
         finally:
             self._tmp.cleanup()
 
     def errors(self):
-        """The server's tracebacks and errors, with their count."""
-        return server_errors(self.proc.log() if self.proc.alive()
-                             else self.log)
+        """The errors the server logged so far, with their counts."""
+        return server_errors(self.proc.log())
 
     def _devices_listed(self):
         resp = requests.get(self.url + '/v2/devices', timeout=30)
@@ -120,20 +122,31 @@ class AllInOne:
                 self.devices
 
 
+_LOG_ERROR = re.compile(r'^\S+ \S+ \d+ (?:ERROR|CRITICAL) \S+ (.*)$')
+_CYBORG_FRAME = re.compile(
+    r'File "[^"]*/(cyborg/[^"]+)", line (\d+), in (\w+)')
+
+
 def server_errors(log):
-    """Distinct last lines of tracebacks and ERROR lines, with counts."""
+    """Counts of the server's logged errors: message and innermost frame.
+    """
     found = collections.Counter()
-    lines = log.splitlines()
-    for index, line in enumerate(lines):
-        if ' ERROR ' in line and 'Traceback' not in line:
-            found[line.split(' ERROR ', 1)[1][:300]] += 1
-        elif line.startswith('Traceback'):
-            tail = index + 1
-            while tail < len(lines) and (lines[tail].startswith(' ') or
-                                         not lines[tail].strip()):
-                tail += 1
-            if tail < len(lines):
-                found[lines[tail][:300]] += 1
+    record = None
+    for line in log.splitlines() + ['']:
+        match = _LOG_ERROR.match(line)
+        if match and match.group(1).startswith('[') and \
+                '] ' in match.group(1):
+            if record:
+                found[' '.join(filter(None, record))] += 1
+            record = [match.group(1).split('] ', 1)[1][:150], '']
+        elif match and record:
+            frame = _CYBORG_FRAME.search(match.group(1))
+            if frame:
+                record[1] = '(in %s:%s, %s)' % frame.groups()
+        elif not match and re.match(r'^\S+ \S+ \d+ ', line) or not line:
+            if record:
+                found[' '.join(filter(None, record))] += 1
+            record = None
     return found
 
 
@@ -157,12 +170,12 @@ def list_deployables(url, requests_total, clients, expected):
     print()
     print('1. GET /v2/deployables: %d deployables, response %d bytes '
           '(%.0f KiB)' % (found, len(resp.content), len(resp.content) / 1024))
-    print('%-28s %9s %9s %9s' % ('', 'req/s', 'p50 (ms)', 'p95 (ms)'))
+    print('   %-36s %7s %9s %9s' % ('', 'req/s', 'p50 (ms)', 'p95 (ms)'))
     for label, threads in (('sequential', 1),
                            ('%d concurrent clients' % clients, clients)):
         wall, ms = _get_many(url + '/v2/deployables', requests_total,
                              threads)
-        print('%-28s %9.1f %9.1f %9.1f' % (
+        print('   %-36s %7.1f %9.1f %9.1f' % (
             '%s (%d requests)' % (label, requests_total),
             len(ms) / wall, pct(ms, 50), pct(ms, 95)))
 
@@ -221,91 +234,110 @@ def first_rp_uuid(http, url):
 
 
 class Boot:
-    """Nova's calls for one instance: profile, create, bind, wait."""
+    """Nova's calls for one instance: profile, create, bind, wait, delete.
 
-    def __init__(self, http, url, rp_uuid):
+    ``steps``: the milliseconds of each kind of call (the polls summed).
+    """
+
+    def __init__(self, http, url, rp_uuid, resolve_timeout):
         self.http = http
         self.url = url
+        self.api = url + '/v2/accelerator_requests'
         self.rp_uuid = rp_uuid
+        self.resolve_timeout = resolve_timeout
         self.instance = str(uuid.uuid4())
         self.arqs = []
         self.polls = 0
+        self.steps = collections.Counter()
         self.resolve_ms = None
 
+    def _call(self, step, method, url, status, **kwargs):
+        start = time.perf_counter()
+        resp = self.http.request(method, url, **kwargs)
+        self.steps[step] += (time.perf_counter() - start) * 1000
+        if status is not None:
+            check(resp, status, step)
+        return resp
+
     def until_resolved(self):
-        api = self.url + '/v2/accelerator_requests'
-        profiles = check(self.http.get(self.url + '/v2/device_profiles',
-                                       params={'name': PROFILE}),
-                         200, 'GET /v2/device_profiles?name=')
+        profiles = self._call('GET device_profiles?name=', 'GET',
+                              self.url + '/v2/device_profiles', 200,
+                              params={'name': PROFILE})
         if len(profiles.json()['device_profiles']) != 1:
             raise Failed('GET /v2/device_profiles?name=%s: %s' % (
                 PROFILE, profiles.text[:500]))
         start = time.perf_counter()
-        created = check(self.http.post(api, json={
-            'device_profile_name': PROFILE}), 201,
-            'POST /v2/accelerator_requests').json()['arqs']
-        patch = {arq['uuid']: [
+        created = self._call('POST accelerator_requests', 'POST', self.api,
+                             201, json={'device_profile_name': PROFILE})
+        created = sorted(arq['uuid'] for arq in created.json()['arqs'])
+        patch = {arq: [
             {'op': 'add', 'path': '/hostname', 'value': HOST},
             {'op': 'add', 'path': '/device_rp_uuid', 'value': self.rp_uuid},
             {'op': 'add', 'path': '/instance_uuid', 'value': self.instance},
         ] for arq in created}
-        check(self.http.patch(api, json=patch), 202,
-              'PATCH /v2/accelerator_requests')
-        deadline = time.monotonic() + RESOLVE_TIMEOUT
+        self._call('PATCH accelerator_requests', 'PATCH', self.api, 202,
+                   json=patch)
+        deadline = time.monotonic() + self.resolve_timeout
         while True:
             self.polls += 1
-            resp = self.http.get(api, params={'instance': self.instance,
-                                              'bind_state': 'resolved'})
+            resp = self._call('GET ...&bind_state=resolved (all polls)',
+                              'GET', self.api, None,
+                              params={'instance': self.instance,
+                                      'bind_state': 'resolved'})
             if resp.status_code == 200:
                 break
-            if resp.status_code != 423 or time.monotonic() > deadline:
-                check(resp, 200, 'GET /v2/accelerator_requests?instance='
-                      '&bind_state=resolved')
+            if resp.status_code != 423:
+                check(resp, 200, 'GET accelerator_requests?instance=&'
+                                 'bind_state=resolved')
+            if time.monotonic() > deadline:
+                raise Failed('ARQs still unresolved after %d s (HTTP 423 '
+                             'to every poll)' % self.resolve_timeout)
             time.sleep(POLL_INTERVAL)
         self.resolve_ms = (time.perf_counter() - start) * 1000
         self.arqs = resp.json()['arqs']
-        if sorted(a['uuid'] for a in self.arqs) != \
-                sorted(a['uuid'] for a in created):
+        if sorted(arq['uuid'] for arq in self.arqs) != created:
             raise Failed('instance %s resolved with ARQs %s, created %s' % (
-                self.instance, [a['uuid'] for a in self.arqs],
-                [a['uuid'] for a in created]))
+                self.instance, [arq['uuid'] for arq in self.arqs], created))
 
     def delete(self):
-        check(self.http.delete(self.url + '/v2/accelerator_requests',
-                               params={'instance': self.instance}),
-              204, 'DELETE /v2/accelerator_requests?instance=')
-
-    def unbound(self):
-        return [arq for arq in self.arqs if arq['state'] != 'Bound']
+        self._call('DELETE accelerator_requests?instance=', 'DELETE',
+                   self.api, 204, params={'instance': self.instance})
 
 
-def boot_sequential(url, times):
+def boot_sequential(url, times, resolve_timeout):
     total_ms, resolve_ms, polls = [], [], 0
+    steps = collections.defaultdict(list)
     with requests.Session() as http:
         create_profile(http, url)
         rp_uuid = first_rp_uuid(http, url)
         for _ in range(times):
-            boot = Boot(http, url, rp_uuid)
+            boot = Boot(http, url, rp_uuid, resolve_timeout)
             start = time.perf_counter()
             boot.until_resolved()
             boot.delete()
             total_ms.append((time.perf_counter() - start) * 1000)
             resolve_ms.append(boot.resolve_ms)
             polls += boot.polls
-            if boot.unbound():
-                raise Failed('ARQs not Bound: %s' % boot.unbound())
+            for step, ms in boot.steps.items():
+                steps[step].append(ms)
+            unbound = [arq for arq in boot.arqs if arq['state'] != 'Bound']
+            if unbound:
+                raise Failed('ARQs resolved but not Bound: %s' % unbound)
     print()
     print('2. Nova\'s boot sequence, one instance at a time, %d times '
           '(GET profile, POST, PATCH, poll resolved every %d ms, DELETE):'
           % (times, POLL_INTERVAL * 1000))
-    print('   whole sequence:       %s (mean %.1f ms)' % (
+    print('   whole sequence:     %s (mean %.1f ms)' % (
         summary(total_ms), statistics.mean(total_ms)))
-    print('   create -> resolved:   %s (mean %.1f ms, %.1f polls per '
+    print('   create -> resolved: %s (mean %.1f ms, %.1f polls per '
           'instance)' % (summary(resolve_ms), statistics.mean(resolve_ms),
                          polls / times))
+    print('   per call (p50): %s' % ', '.join(
+        '%s %.1f ms' % (step, statistics.median(ms))
+        for step, ms in steps.items()))
 
 
-def boot_concurrent(url, instances):
+def boot_concurrent(url, instances, resolve_timeout):
     with requests.Session() as http:
         create_profile(http, url)
         rp_uuid = first_rp_uuid(http, url)
@@ -315,7 +347,7 @@ def boot_concurrent(url, instances):
 
     def instance():
         with requests.Session() as http:
-            boot = Boot(http, url, rp_uuid)
+            boot = Boot(http, url, rp_uuid, resolve_timeout)
             barrier.wait()
             start = time.perf_counter()
             try:
@@ -340,31 +372,42 @@ def boot_concurrent(url, instances):
     print()
     print('3. %d instances at once (threads) on one provider (%s), '
           'each up to resolved:' % (instances, rp_uuid))
+    print('   wall time %.2f s' % wall)
+    if boots:
+        print('   per instance: %s (mean %.1f ms, %.1f polls), over the %d '
+              'that resolved' % (summary(ms), statistics.mean(ms),
+                                 statistics.mean(b.polls for b in boots),
+                                 len(boots)))
     if errors:
         print('   %d of %d instances failed:' % (len(errors), instances))
-        kinds = collections.Counter(str(exc)[:200] for exc in errors)
+        kinds = collections.Counter(str(exc)[:160] for exc in errors)
         for kind, count in kinds.most_common():
             print('   %4d x %s' % (count, kind))
-        return False
-    arqs = [arq for boot in boots for arq in boot.arqs]
-    unbound = [arq for arq in arqs if arq['state'] != 'Bound']
+    # NOTE(bench): what the server holds in the end, failed instances
+    # included, not only what each client saw.
+    with requests.Session() as http:
+        arqs = check(http.get(url + '/v2/accelerator_requests'), 200,
+                     'GET /v2/accelerator_requests').json()['arqs']
+    states = collections.Counter(arq['state'] for arq in arqs)
     handles = [arq['attach_handle_uuid'] for arq in arqs
                if arq['state'] == 'Bound']
     unique = len(set(handles)) == len(handles) and None not in handles
-    print('   wall time %.2f s; per instance %s (mean %.1f ms, %.1f polls)'
-          % (wall, summary(ms), statistics.mean(ms),
-             sum(boot.polls for boot in boots) / len(boots)))
-    print('   ARQs Bound: %d of %d' % (len(arqs) - len(unbound), len(arqs)))
-    print('   no handle given twice: %s (%d handles, %d distinct)' % (
-        'yes' if unique else 'no', len(handles), len(set(handles))))
-    return unique and not unbound
+    print('   ARQs on the server: %d (%s); every instance\'s ARQ Bound: %s'
+          % (len(arqs), ', '.join('%d %s' % (n, state) for state, n in
+                                  sorted(states.items())),
+             'yes' if states['Bound'] == len(arqs) == instances else 'no'))
+    print('   no handle given twice: %s (%d Bound ARQs, %d distinct '
+          'handles)' % ('yes' if unique else 'no', len(handles),
+                        len(set(handles))))
+    return unique and not errors and states['Bound'] == len(arqs) == \
+        instances
 
 
 def report_errors(aio):
     errors = aio.errors()
     if errors:
         print('   The server logged %d errors:' % sum(errors.values()))
-        for line, count in errors.most_common(5):
+        for line, count in errors.most_common(6):
             print('   %4d x %s' % (count, line))
 
 
@@ -381,6 +424,8 @@ def main():
                         help='sequential boot sequences')
     parser.add_argument('--instances', type=int, default=50,
                         help='instances booted at once on one provider')
+    parser.add_argument('--resolve-timeout', type=int, default=20,
+                        help='seconds an instance polls for resolved ARQs')
     parser.add_argument('--workers', type=int, default=8,
                         help='[api] workers')
     args = parser.parse_args()
@@ -388,9 +433,10 @@ def main():
         parser.error('--deployables must be between 1 and 4096')
     if not 1 <= args.instances <= 1024:
         parser.error('--instances must be between 1 and 1024')
-    for name in ('requests', 'clients', 'boots', 'workers'):
+    for name in ('requests', 'clients', 'boots', 'workers',
+                 'resolve_timeout'):
         if getattr(args, name) < 1:
-            parser.error('--%s must be at least 1' % name)
+            parser.error('--%s must be at least 1' % name.replace('_', '-'))
 
     ok = True
     try:
@@ -398,13 +444,14 @@ def main():
             try:
                 list_deployables(aio.url, args.requests, args.clients,
                                  args.deployables)
-                boot_sequential(aio.url, args.boots)
+                boot_sequential(aio.url, args.boots, args.resolve_timeout)
             finally:
                 report_errors(aio)
         print()
         with AllInOne(1, max(64, args.instances), args.workers) as aio:
             try:
-                ok = boot_concurrent(aio.url, args.instances)
+                ok = boot_concurrent(aio.url, args.instances,
+                                     args.resolve_timeout)
             finally:
                 report_errors(aio)
     except Failed as exc:
