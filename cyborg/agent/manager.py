@@ -244,10 +244,11 @@ class AgentManager:
         """RPC: the conductor changed device statuses; reserve or free them.
 
         :param devices: ``[{'controlpath': [type, info], 'status': ...}]``
-        :returns: whether Placement now holds them.
+        :returns: whether Placement now holds them; None when this agent
+            does not use Placement.
         """
         if self.placement is None:
-            return False
+            return None
         with self._lock:
             self.placement.set_statuses(_statuses({'devices': devices}))
             delay = self._sync_placement(

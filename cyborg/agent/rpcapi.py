@@ -47,7 +47,8 @@ class AgentAPI:
         reserves or frees them in Placement.
 
         :param devices: ``[{'uuid', 'controlpath': [type, info], 'status'}]``
-        :returns: whether Placement holds the change.
+        :returns: whether Placement holds the change (None: the agent
+            does not use Placement).
         """
         cctxt = self.client.prepare(server=host, version='1.2',
                                     timeout=CONF.conductor.agent_rpc_timeout)

@@ -147,8 +147,8 @@ def tell_agent(context, device, agent_api):
     state = {'uuid': device.uuid, 'status': device.status,
              'controlpath': [cpid.cpid_type, cpid.cpid_info]}
     try:
-        if not agent_api.update_device_states(context, device.hostname,
-                                              [state]):
+        if agent_api.update_device_states(context, device.hostname,
+                                          [state]) is False:
             LOG.warning('The agent of %s could not yet reserve or free '
                         'device %s (%s) in Placement; it retries on its own',
                         device.hostname, device.uuid, device.status)
