@@ -143,6 +143,11 @@ class ServiceTokenRequired(Forbidden):
                'a token of a user with one of the roles %(roles)s).')
 
 
+class BoundARQNeedsServiceToken(Forbidden):
+    msg_fmt = ('Accelerator request %(uuid)s is %(state)s; deleting it needs '
+               'a service token.')
+
+
 class ResourceInUse(Conflict):
     msg_fmt = 'The %(resource)s %(uuid)s is still referenced.'
 

@@ -305,10 +305,12 @@ class ProviderTree:
                     uuid, record['generation'], value)
                 record['inventories'] = value
                 return
-            except exception.PlacementGenerationConflict:
-                pass
-            except exception.PlacementInventoryInUse:
-                if recompute is None:
+            except (exception.PlacementGenerationConflict,
+                    exception.PlacementInventoryInUse) as exc:
+                # NOTE(placement): in use means a class we drop is still
+                # allocated; fresh usages keep it, when we may recompute.
+                if recompute is None and isinstance(
+                        exc, exception.PlacementInventoryInUse):
                     raise
             record.update(self._read(uuid))
             if recompute is not None:

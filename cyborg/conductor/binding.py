@@ -17,6 +17,7 @@ from cyborg.objects import arq as arq_obj
 LOG = logging.getLogger(__name__)
 
 _RESOURCES = 'resources:'
+_UNBOUND = (states.ARQ_INITIAL, states.ARQ_UNBOUND)
 # NOTE(binding): what clients read of a handle; Nova builds the PCI address
 # of the device it attaches from these keys.
 _HANDLE_KEYS = ('domain', 'bus', 'device', 'function', 'physical_network',
@@ -265,10 +266,14 @@ def unbind(context, uuids, project_id=None):
 
 @session.retry_on_conflict
 @main.writer
-def delete(context, uuids=None, instance_uuid=None, project_id=None):
+def delete(context, uuids=None, instance_uuid=None, project_id=None,
+           bound_ok=True):
     """Delete ARQs by uuid (all must exist) or every ARQ of an instance.
 
+    :param bound_ok: False when the caller has no service token: then
+        only ARQs without a binding (Initial, Unbound) may go.
     :returns: how many were deleted.
+    :raises BoundARQNeedsServiceToken: nothing is deleted.
     """
     session = context.session
     if uuids is not None:
@@ -278,6 +283,10 @@ def delete(context, uuids=None, instance_uuid=None, project_id=None):
             sa.select(models.AcceleratorRequest)
             .where(models.AcceleratorRequest.instance_uuid == instance_uuid)
             .with_for_update(), project_id)).all()
+    for row in rows:
+        if not bound_ok and row.state not in _UNBOUND:
+            raise exception.BoundARQNeedsServiceToken(uuid=row.uuid,
+                                                      state=row.state)
     for row in rows:
         _release(session, row)
         session.delete(row)

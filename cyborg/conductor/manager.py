@@ -197,7 +197,9 @@ class ConductorManager:
     def bind_arqs(self, context, bindings, project_id=None):
         started, failed = binding.start_bind(context, bindings, project_id)
         if failed:
-            self._tell_nova(context, failed, {})
+            self._tell_nova({uuid: (bindings[uuid]['instance_uuid'],
+                                    states.ARQ_BIND_FAILED)
+                             for uuid in failed})
         if started:
             conductor_rpcapi.ConductorAPI().finish_binds(context, started)
         return started
@@ -211,13 +213,12 @@ class ConductorManager:
             done = binding.finish_bind(context, uuid, ok=True)
             if done is not None:
                 results[uuid] = done
-        self._tell_nova(context, [], results)
+        self._tell_nova(results)
 
-    def _tell_nova(self, context, failed, results):
+    def _tell_nova(self, results):
+        """One event batch per instance; ``results``: uuid -> (instance,
+        state)."""
         by_instance = {}
-        for uuid in failed:
-            arq = binding.get(context, uuid)
-            by_instance.setdefault(arq.instance_uuid, {})[uuid] = False
         for uuid, (instance, state) in results.items():
             by_instance.setdefault(instance, {})[uuid] = (
                 state == states.ARQ_BOUND)
@@ -230,8 +231,9 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, uuids=None, instance_uuid=None,
-                    project_id=None):
-        return binding.delete(context, uuids, instance_uuid, project_id)
+                    project_id=None, bound_ok=True):
+        return binding.delete(context, uuids, instance_uuid, project_id,
+                              bound_ok)
 
 
 def _details(report):

@@ -140,10 +140,15 @@ class ConductorAPI:
                           project_id=project_id)
 
     def delete_arqs(self, context, uuids=None, instance_uuid=None,
-                    project_id=None):
+                    project_id=None, bound_ok=True):
+        """Delete ARQs in one transaction.
+
+        :param bound_ok: False refuses (403) to delete any bound one.
+        """
         cctxt = self.client.prepare(version='1.4')
         return cctxt.call(context, 'delete_arqs', uuids=uuids,
-                          instance_uuid=instance_uuid, project_id=project_id)
+                          instance_uuid=instance_uuid, project_id=project_id,
+                          bound_ok=bound_ok)
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

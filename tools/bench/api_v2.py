@@ -46,10 +46,12 @@ def _wait(predicate, what, proc, timeout=START_TIMEOUT):
             raise Failed('cyborg-all-in-one exited while waiting for %s:\n%s'
                          % (what, proc.log()[-4000:]))
         try:
-            if predicate():
-                return
+            done = predicate()
         except (requests.ConnectionError, requests.Timeout, ValueError):
-            pass
+            # NOTE(bench): not listening, or not answering JSON, yet.
+            done = False
+        if done:
+            return
         time.sleep(0.2)
     raise Failed('timed out after %ss waiting for %s' % (timeout, what))
 

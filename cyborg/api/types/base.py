@@ -73,3 +73,11 @@ def check_query(params, supported):
     if unknown:
         raise exception.UnknownQueryParameter(
             names=', '.join(unknown), supported=', '.join(sorted(supported)))
+
+
+def with_next(collection, next_link):
+    """A list's collection, with its ``next`` link when there is a page more.
+    """
+    if next_link:
+        collection.next = next_link
+    return collection

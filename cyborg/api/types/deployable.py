@@ -53,8 +53,6 @@ class DeployableCollection(wtypes.Base):
 
     @classmethod
     def from_objects(cls, objs, next_link=None):
-        collection = cls(deployables=[Deployable.from_object(obj)
-                                      for obj in objs])
-        if next_link:
-            collection.next = next_link
-        return collection
+        return base.with_next(
+            cls(deployables=[Deployable.from_object(obj) for obj in objs]),
+            next_link)

@@ -58,8 +58,6 @@ class DeviceCollection(wtypes.Base):
 
     @classmethod
     def from_objects(cls, objs, next_link=None, **view):
-        collection = cls(devices=[Device.from_object(obj, **view)
-                                  for obj in objs])
-        if next_link:
-            collection.next = next_link
-        return collection
+        return base.with_next(
+            cls(devices=[Device.from_object(obj, **view) for obj in objs]),
+            next_link)

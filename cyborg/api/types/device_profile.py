@@ -44,8 +44,7 @@ class DeviceProfileCollection(wtypes.Base):
 
     @classmethod
     def from_objects(cls, objs, next_link=None):
-        collection = cls(device_profiles=[DeviceProfile.from_object(obj)
-                                          for obj in objs])
-        if next_link:
-            collection.next = next_link
-        return collection
+        return base.with_next(
+            cls(device_profiles=[DeviceProfile.from_object(obj)
+                                 for obj in objs]),
+            next_link)
