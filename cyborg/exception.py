@@ -120,12 +120,35 @@ class ARQNotFound(NotFound):
     msg_fmt = 'Accelerator request %(uuid)s could not be found.'
 
 
+class ImageNotFound(Invalid):
+    msg_fmt = 'Glance has no image %(image)s.'
+
+
+class ImageUnavailable(ServiceUnavailable):
+    msg_fmt = 'Cannot get image %(image)s from Glance: %(reason)s'
+
+
 class ServiceNotFound(NotFound):
     msg_fmt = 'Service %(binary)s on host %(host)s could not be found.'
 
 
 class DuplicateEntry(Conflict):
     msg_fmt = 'A %(resource)s with %(columns)s %(value)s already exists.'
+
+
+class DriverManagedAttribute(Conflict):
+    msg_fmt = ('Attribute key %(key)s belongs to the driver, which sets it '
+               'from the hardware at every report.')
+
+
+class DeployableInUse(Conflict):
+    msg_fmt = ('Deployable %(uuid)s has %(count)d attach handles bound to '
+               'instances; it cannot be programmed now.')
+
+
+class ProgrammingFailed(Conflict):
+    msg_fmt = ('Programming deployable %(uuid)s with image %(image)s '
+               'failed: %(reason)s')
 
 
 class ARQBadState(Conflict):

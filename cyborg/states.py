@@ -58,6 +58,9 @@ ARQ_RESOLVED = frozenset({ARQ_BOUND, ARQ_BIND_FAILED, ARQ_DELETING})
 
 # --- Attach handle and control path types -----------------------------------
 ATTACH_HANDLE_TYPES = ('PCI', 'MDEV', 'TEST_PCI')
+#: Handles whose agent does host-side work at bind (creates the mdev) and
+#: undoes it at unbind.
+PREPARED_HANDLE_TYPES = ('MDEV',)
 CONTROLPATH_TYPES = ('PCI',)
 
 # --- Device types ---------------------------------------------------------

@@ -5,6 +5,7 @@ import os
 import threading
 import time
 
+from oslo_concurrency import lockutils
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -15,6 +16,7 @@ from cyborg import version
 from cyborg.agent import cache as report_cache
 from cyborg.agent import placement as agent_placement
 from cyborg.agent import resource_tracker
+from cyborg.clients import glance
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
@@ -27,7 +29,7 @@ BINARY = 'cyborg-agent'
 class AgentManager:
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.2')
+    target = messaging.Target(version='1.3')
 
     def __init__(self, host, tracker=None, placement=None):
         self.host = host
@@ -133,7 +135,7 @@ class AgentManager:
         if released:
             self.placement.forget_released(released)
         if result is not None and self.placement is not None:
-            self.placement.set_statuses(_statuses(result), replace=True)
+            self.placement.set_statuses(*_recorded(result), replace=True)
         return result, None
 
     def _held(self, removed):
@@ -181,7 +183,7 @@ class AgentManager:
             LOG.info('Using the device statuses last received: the conductor '
                      'did not answer (%s)', type(exc).__name__)
             return
-        self.placement.set_statuses(_statuses({'devices': devices}),
+        self.placement.set_statuses(*_recorded({'devices': devices}),
                                     replace=True)
 
     def _details(self, failed):
@@ -250,7 +252,7 @@ class AgentManager:
         if self.placement is None:
             return None
         with self._lock:
-            self.placement.set_statuses(_statuses({'devices': devices}))
+            self.placement.set_statuses(*_recorded({'devices': devices}))
             delay = self._sync_placement(
                 context, self.cache.devices if self._current is None
                 else self._current)
@@ -262,10 +264,7 @@ class AgentManager:
         self.report()
         return self.last_result
 
-    @messaging.expected_exceptions(exception.CyborgException)
-    def install_device(self, context, driver_name, cpid_type, cpid_info):
-        """RPC: run the driver's install step for one device of this host.
-        """
+    def _device(self, driver_name, cpid_type, cpid_info):
         key = json.dumps([cpid_type, cpid_info])
         device = self._found.get(key)
         if device is None:
@@ -275,21 +274,85 @@ class AgentManager:
             raise exception.DriverError(
                 driver=driver_name,
                 reason='device %s is no longer on this host' % cpid_info)
-        driver = self.tracker.driver_named(driver_name)
+        return device
+
+    @staticmethod
+    def _run(driver_name, what, call, *args):
+        """Run a driver operation; anything it raises becomes DriverError.
+        """
         try:
-            driver.install(device)
+            return call(*args)
         except exception.CyborgException:
             raise
         except Exception as exc:  # noqa: BLE001 - reported to the operator
-            LOG.exception('Install step of %s failed for %s', driver_name,
-                          cpid_info)
+            LOG.exception('%s failed (driver %s)', what, driver_name)
             raise exception.DriverError(driver=driver_name,
                                         reason=str(exc)) from exc
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def install_device(self, context, driver_name, cpid_type, cpid_info):
+        """RPC: run the driver's install step for one device of this host.
+        """
+        device = self._device(driver_name, cpid_type, cpid_info)
+        driver = self.tracker.driver_named(driver_name)
+        self._run(driver_name, 'Install step of %s' % cpid_info,
+                  driver.install, device)
         LOG.info('Driver %s prepared device %s', driver_name, cpid_info)
 
+    @messaging.expected_exceptions(exception.CyborgException)
+    def program(self, context, driver_name, cpid_type, cpid_info,
+                deployable_name, image_id):
+        """RPC: download a Glance image and load it onto a deployable.
+
+        Then a discovery pass reports what the device now offers (its new
+        function) to the conductor and to Placement.
+        """
+        device = self._device(driver_name, cpid_type, cpid_info)
+        found = [dep for dep in device.deployables
+                 if dep.name == deployable_name]
+        if not found:
+            raise exception.DriverError(
+                driver=driver_name, reason='%s has no deployable %s' %
+                (cpid_info, deployable_name))
+        driver = self.tracker.driver_named(driver_name)
+        # NOTE(agent): one programming at a time per device; a second
+        # image loaded meanwhile would leave it in an unknown state.
+        with lockutils.lock('program-%s-%s' % (cpid_type, cpid_info)):
+            path = glance.GlanceClient().download(image_id, CONF.state_path)
+            try:
+                self._run(driver_name, 'Programming %s' % deployable_name,
+                          driver.program, device, found[0], path)
+            finally:
+                os.unlink(path)
+        LOG.info('Programmed %s with image %s', deployable_name, image_id)
+        self.report()
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def prepare_handle(self, context, driver_name, attach_type, attach_info,
+                       handle_uuid):
+        """RPC: make an attach handle ready at bind (create its mdev)."""
+        driver = self.tracker.driver_named(driver_name)
+        self._run(driver_name, 'Preparing handle %s' % handle_uuid,
+                  driver.prepare_handle, attach_type, attach_info,
+                  handle_uuid)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def release_handle(self, context, driver_name, attach_type, attach_info,
+                       handle_uuid):
+        """RPC: undo prepare_handle once the handle is unbound."""
+        driver = self.tracker.driver_named(driver_name)
+        self._run(driver_name, 'Releasing handle %s' % handle_uuid,
+                  driver.release_handle, attach_type, attach_info,
+                  handle_uuid)
 
 
-def _statuses(result):
-    """Device key -> status, from what the conductor recorded."""
-    return {json.dumps(list(device['controlpath'])): device['status']
-            for device in result.get('devices', ())}
+def _recorded(result):
+    """Device key -> status, and device key -> operators' traits per
+    deployable, from what the conductor recorded."""
+    statuses, traits = {}, {}
+    for device in result.get('devices', ()):
+        key = json.dumps(list(device['controlpath']))
+        statuses[key] = device['status']
+        if device.get('traits'):
+            traits[key] = device['traits']
+    return statuses, traits

@@ -34,25 +34,29 @@ def _reserved(status, fault):
     return bool(fault) or status != states.DEVICE_READY
 
 
-def wanted_providers(devices, statuses):
+def wanted_providers(devices, statuses, extra_traits=None):
     """What Placement should hold for the devices found on this host.
 
     :param devices: device key -> device primitive (as the report cache).
     :param statuses: device key -> status the conductor recorded.
+    :param extra_traits: device key -> {deployable name: [traits]} that
+        operators added as attributes.
     :returns: provider uuid -> ``Wanted``
     """
     wanted = {}
+    extra_traits = extra_traits or {}
     for key, device in devices.items():
         reserve = _reserved(statuses.get(key), device.get('fault'))
         common = {os_traits.OWNER_CYBORG}
         common.update(service_trait(s) for s in device.get('services', ()))
+        added = extra_traits.get(key) or {}
         for dep in device.get('deployables', ()):
+            traits = common | set(dep.get('traits', ()))
+            traits.update(added.get(dep['name'], ()))
             item = Wanted(name=dep['name'], device=key,
                           resource_class=dep['resource_class'],
                           total=int(dep['num_accelerators']),
-                          reserve=reserve,
-                          traits=frozenset(common | set(dep.get('traits',
-                                                                ()))))
+                          reserve=reserve, traits=frozenset(traits))
             wanted[item.uuid] = item
     return wanted
 
@@ -123,6 +127,8 @@ class ProviderTree:
         self.root = None
         self.providers = {}
         self.statuses = {}
+        #: Device key -> {deployable name: [traits]} operators added.
+        self.extra_traits = {}
         #: Keys of lost devices whose providers are gone at last; the
         #: conductor may now forget them.
         self.released = set()
@@ -136,21 +142,34 @@ class ProviderTree:
             self.root = data.get('root')
             self.providers = dict(data.get('providers') or {})
         self.statuses = dict(data.get('statuses') or {})
+        self.extra_traits = dict(data.get('extra_traits') or {})
         self.released = set(data.get('released') or ())
 
     def _save(self):
         report_cache.write_json(self.path, {
             'name': self.name, 'root': self.root,
             'providers': self.providers, 'statuses': self.statuses,
+            'extra_traits': self.extra_traits,
             'released': sorted(self.released)})
 
-    def set_statuses(self, statuses, replace=False):
-        """Record device statuses the conductor holds (device key -> status).
+    def set_statuses(self, statuses, extra_traits=None, replace=False):
+        """Record what the conductor holds of this host's devices.
+
+        :param statuses: device key -> status.
+        :param extra_traits: device key -> {deployable name: [traits]}
+            operators added; for the devices of ``statuses``.
         """
+        extra_traits = extra_traits or {}
         if replace:
             self.statuses = dict(statuses)
+            self.extra_traits = {}
         else:
             self.statuses.update(statuses)
+        for key in statuses:
+            if extra_traits.get(key):
+                self.extra_traits[key] = extra_traits[key]
+            else:
+                self.extra_traits.pop(key, None)
         self._save()
 
     # --- Reading Placement -------------------------------------------------
@@ -211,7 +230,8 @@ class ProviderTree:
         :raises PlacementUnavailable: Placement did not answer.
         """
         root = self._root_uuid()
-        wanted = wanted_providers(devices, self.statuses)
+        wanted = wanted_providers(devices, self.statuses,
+                                  self.extra_traits)
         for item in wanted.values():
             if item.uuid in self.providers:
                 self.providers[item.uuid]['device'] = item.device

@@ -18,9 +18,10 @@ class AgentAPI:
     * 1.0 - Initial version: discover.
     * 1.1 - install_device.
     * 1.2 - update_device_states.
+    * 1.3 - program, prepare_handle, release_handle.
     """
 
-    RPC_API_VERSION = '1.2'
+    RPC_API_VERSION = '1.3'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -53,3 +54,30 @@ class AgentAPI:
         cctxt = self.client.prepare(server=host, version='1.2',
                                     timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'update_device_states', devices=devices)
+
+    def program(self, context, host, driver_name, cpid_type, cpid_info,
+                deployable_name, image_id):
+        """Load a Glance image onto a deployable of ``host``."""
+        cctxt = self.client.prepare(server=host, version='1.3',
+                                    timeout=CONF.conductor.program_timeout)
+        return cctxt.call(context, 'program', driver_name=driver_name,
+                          cpid_type=cpid_type, cpid_info=cpid_info,
+                          deployable_name=deployable_name, image_id=image_id)
+
+    def prepare_handle(self, context, host, driver_name, attach_type,
+                       attach_info, handle_uuid):
+        """Make an attach handle of ``host`` ready (create its mdev)."""
+        cctxt = self.client.prepare(server=host, version='1.3',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'prepare_handle', driver_name=driver_name,
+                          attach_type=attach_type, attach_info=attach_info,
+                          handle_uuid=handle_uuid)
+
+    def release_handle(self, context, host, driver_name, attach_type,
+                       attach_info, handle_uuid):
+        """Undo prepare_handle on ``host`` (remove the mdev)."""
+        cctxt = self.client.prepare(server=host, version='1.3',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'release_handle', driver_name=driver_name,
+                          attach_type=attach_type, attach_info=attach_info,
+                          handle_uuid=handle_uuid)

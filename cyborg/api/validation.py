@@ -11,6 +11,7 @@ import os_traits
 from oslo_utils import uuidutils
 
 from cyborg import exception
+from cyborg.objects import attribute as attribute_obj
 
 RESOURCES = 'resources:'
 TRAIT = 'trait:'
@@ -91,7 +92,8 @@ def _standard_traits():
     return frozenset(os_traits.get_traits())
 
 
-def _is_trait(name):
+def is_trait(name):
+    """A standard trait (os-traits) or a well-formed CUSTOM_ one."""
     return bool(_CUSTOM.match(name)) or name in _standard_traits()
 
 
@@ -124,7 +126,7 @@ def normalize_group(index, group):
                            'integer, not %r' % (where, rc, value))
         elif key.startswith(TRAIT):
             trait = key[len(TRAIT):]
-            if not _is_trait(trait) or len(trait) > _MAX_NAME:
+            if not is_trait(trait) or len(trait) > _MAX_NAME:
                 raise exception.Invalid(
                     reason='%s: %r is not a trait (a standard one or '
                            'CUSTOM_ with A-Z, 0-9 and _)' % (where, trait))
@@ -230,3 +232,65 @@ def arq_patch(body, project_id_allowed):
     if op == 'remove':
         return op, sorted(body)
     return op, bindings
+
+
+#: POST /v2/attributes.
+ATTRIBUTE_POST = {
+    'type': 'object',
+    'properties': {
+        'deployable_id': {'type': 'integer', 'minimum': 1,
+                          'maximum': 2 ** 31 - 1},
+        'key': {'type': 'string', 'minLength': 1, 'maxLength': 255,
+                'pattern': r'^\S(.*\S)?$'},
+        'value': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    },
+    'required': ['deployable_id', 'key', 'value'],
+    'additionalProperties': False,
+}
+
+
+def attribute(body):
+    """The fields of a new attribute; a trait key needs a trait value."""
+    validate(ATTRIBUTE_POST, body)
+    if attribute_obj.is_trait_key(body['key']) and \
+            not is_trait(body['value']):
+        raise exception.Invalid(
+            reason='attribute %s names a trait: %r is neither a standard '
+                   'trait nor CUSTOM_ with A-Z, 0-9 and _' %
+                   (body['key'], body['value']))
+    return body
+
+
+#: PATCH /v2/deployables/{uuid}/program.
+PROGRAM_PATCH = {
+    'type': 'array',
+    'minItems': 1,
+    'maxItems': 1,
+    'items': {
+        'type': 'object',
+        'properties': {
+            'op': {'const': 'replace'},
+            'path': {'const': '/program'},
+            'value': {
+                'type': 'array', 'minItems': 1, 'maxItems': 1,
+                'items': {
+                    'type': 'object',
+                    'properties': {'image_uuid': {'type': 'string'}},
+                    'required': ['image_uuid'],
+                    'additionalProperties': False,
+                },
+            },
+        },
+        'required': ['op', 'path', 'value'],
+        'additionalProperties': False,
+    },
+}
+
+
+def program_patch(body):
+    """The Glance image id a program PATCH names."""
+    validate(PROGRAM_PATCH, body)
+    image = body[0]['value'][0]['image_uuid']
+    if not uuidutils.is_uuid_like(image):
+        raise exception.InvalidUUID(uuid=image)
+    return image

@@ -19,9 +19,9 @@ LOG = logging.getLogger(__name__)
 _RESOURCES = 'resources:'
 _UNBOUND = (states.ARQ_INITIAL, states.ARQ_UNBOUND)
 # NOTE(binding): what clients read of a handle; Nova builds the PCI address
-# of the device it attaches from these keys.
+# of the device it attaches from these keys (an mdev's uuid is the handle's).
 _HANDLE_KEYS = ('domain', 'bus', 'device', 'function', 'physical_network',
-                'mdev_uuid', 'type')
+                'asked_type', 'vgpu_mark')
 
 
 def _now():
@@ -161,11 +161,26 @@ def _take_handle(session, deployable_id):
     return None
 
 
-def _release(session, row):
-    if row.attach_handle_id is not None:
-        session.execute(sa.update(models.AttachHandle)
-                        .where(models.AttachHandle.id == row.attach_handle_id)
-                        .values(in_use=False))
+def _release(session, row, released=None):
+    """Free the ARQ's handle; note in ``released`` what the agent must
+    undo on the host (a prepared handle of a bind that got that far)."""
+    if row.attach_handle_id is None:
+        return
+    session.execute(sa.update(models.AttachHandle)
+                    .where(models.AttachHandle.id == row.attach_handle_id)
+                    .values(in_use=False))
+    if released is None or row.state not in (states.ARQ_BIND_STARTED,
+                                             states.ARQ_BOUND):
+        return
+    handle = session.get(models.AttachHandle, row.attach_handle_id)
+    if handle.attach_type in states.PREPARED_HANDLE_TYPES:
+        dep = handle.deployable
+        released.append({'host': dep.device.hostname,
+                         'driver_name': dep.driver_name or
+                         dep.device.driver_name,
+                         'type': handle.attach_type,
+                         'info': json.loads(handle.attach_info),
+                         'uuid': handle.uuid})
 
 
 @session.retry_on_conflict
@@ -241,6 +256,59 @@ def finish_bind(context, uuid, ok):
 
 
 @main.reader
+def bind_job(context, uuid):
+    """What the host-side work of a bind needs, or None when the ARQ is
+    not BindStarted any more.
+
+    :returns: dict with ``group`` (the profile group), ``host`` (the
+        agent's), ``driver_name``, ``cpid`` ([type, info]), ``deployable``
+        (uuid, name, id, bitstream_id), ``handle`` (type, info, uuid) and
+        ``others`` (how many ARQs of other instances hold the deployable).
+    """
+    session = context.session
+    found = session.execute(
+        sa.select(models.AcceleratorRequest, models.DeviceProfile,
+                  models.Deployable, models.AttachHandle)
+        .join(models.DeviceProfile, models.DeviceProfile.id ==
+              models.AcceleratorRequest.device_profile_id)
+        .join(models.Deployable, models.Deployable.id ==
+              models.AcceleratorRequest.deployable_id)
+        .join(models.AttachHandle, models.AttachHandle.id ==
+              models.AcceleratorRequest.attach_handle_id)
+        .where(models.AcceleratorRequest.uuid == uuid,
+               models.AcceleratorRequest.state == states.ARQ_BIND_STARTED)
+    ).first()
+    if found is None:
+        return None
+    row, profile, dep, handle = found
+    groups = json.loads(profile.profile_json).get('groups', [])
+    device = dep.device
+    cpid = device.controlpath_ids[0]
+    # NOTE(binding): ARQs of the same instance bound to this deployable
+    # want the same image; only other instances' bindings forbid loading
+    # a new one under them.
+    others = session.scalar(
+        sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
+        .where(models.AcceleratorRequest.deployable_id == dep.id,
+               models.AcceleratorRequest.state.in_(
+                   (states.ARQ_BIND_STARTED, states.ARQ_BOUND)),
+               models.AcceleratorRequest.instance_uuid != row.instance_uuid))
+    return {
+        'uuid': row.uuid,
+        'group': groups[row.device_profile_group_id]
+        if row.device_profile_group_id < len(groups) else {},
+        'host': device.hostname, 'driver_name': dep.driver_name or
+        device.driver_name, 'cpid': [cpid.cpid_type, cpid.cpid_info],
+        'deployable': {'uuid': dep.uuid, 'name': dep.name, 'id': dep.id,
+                       'bitstream_id': dep.bitstream_id},
+        'handle': {'type': handle.attach_type,
+                   'info': json.loads(handle.attach_info),
+                   'uuid': handle.uuid},
+        'others': others,
+    }
+
+
+@main.reader
 def bind_started(context):
     """ARQs a conductor left in BindStarted (to finish at start)."""
     return context.session.scalars(
@@ -252,16 +320,21 @@ def bind_started(context):
 @session.retry_on_conflict
 @main.writer
 def unbind(context, uuids, project_id=None):
-    """Release the handles and forget the bindings (-> Unbound)."""
+    """Release the handles and forget the bindings (-> Unbound).
+
+    :returns: the prepared handles the agents must release.
+    """
     rows = _lock(context.session, uuids, project_id)
     for row in rows.values():
         _check_transition(row, states.ARQ_UNBOUND)
+    released = []
     for row in rows.values():
-        _release(context.session, row)
+        _release(context.session, row, released)
         row.state = states.ARQ_UNBOUND
         row.attach_handle_id = row.deployable_id = None
         row.hostname = row.device_rp_uuid = row.instance_uuid = None
         row.updated_at = _now()
+    return released
 
 
 @session.retry_on_conflict
@@ -272,7 +345,8 @@ def delete(context, uuids=None, instance_uuid=None, project_id=None,
 
     :param bound_ok: False when the caller has no service token: then
         only ARQs without a binding (Initial, Unbound) may go.
-    :returns: how many were deleted.
+    :returns: how many were deleted, and the prepared handles the agents
+        must release.
     :raises BoundARQNeedsServiceToken: nothing is deleted.
     """
     session = context.session
@@ -287,8 +361,9 @@ def delete(context, uuids=None, instance_uuid=None, project_id=None,
         if not bound_ok and row.state not in _UNBOUND:
             raise exception.BoundARQNeedsServiceToken(uuid=row.uuid,
                                                       state=row.state)
+    released = []
     for row in rows:
-        _release(session, row)
+        _release(session, row, released)
         session.delete(row)
-    return len(rows)
+    return len(rows), released
 

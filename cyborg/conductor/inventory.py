@@ -8,11 +8,13 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from cyborg import exception
 from cyborg import states
 from cyborg.db import models
 from cyborg.db import services as service_queries
 from cyborg.db.session import main
 from cyborg.drivers import report as driver_report
+from cyborg.objects import attribute as attribute_obj
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -92,28 +94,46 @@ class _HostInventory:
 
 
 def _state(key, device):
-    return {'uuid': device.uuid, 'controlpath': list(key),
-            'status': device.status}
+    state = {'uuid': device.uuid, 'controlpath': list(key),
+             'status': device.status}
+    traits = {dep.name: sorted(attr.value for attr in dep.attributes
+                               if attribute_obj.is_trait_key(attr.key))
+              for dep in device.deployables}
+    traits = {name: found for name, found in traits.items() if found}
+    if traits:
+        state['traits'] = traits
+    return state
+
+
+def _with_states(stmt):
+    return stmt.options(orm.selectinload(models.Device.controlpath_ids),
+                        orm.selectinload(models.Device.deployables)
+                        .selectinload(models.Deployable.attributes))
 
 
 @main.reader
 def host_states(context, host):
-    """``[{'uuid', 'controlpath', 'status'}]`` of every device of a host."""
-    rows = context.session.execute(
-        sa.select(models.Device.uuid, models.Device.status,
-                  models.ControlpathID.cpid_type,
-                  models.ControlpathID.cpid_info)
-        .join(models.ControlpathID,
-              models.ControlpathID.device_id == models.Device.id)
-        .where(models.Device.hostname == host)
-        .order_by(models.ControlpathID.cpid_type,
-                  models.ControlpathID.cpid_info))
-    return [{'uuid': row.uuid, 'controlpath': [row.cpid_type, row.cpid_info],
-             'status': row.status} for row in rows]
+    """``[{'uuid', 'controlpath', 'status'[, 'traits']}]`` of every device
+    of a host; ``traits``: deployable name -> traits operators added."""
+    devices = context.session.scalars(_with_states(
+        sa.select(models.Device).where(models.Device.hostname == host))).all()
+    return sorted((device_state(device) for device in devices),
+                  key=lambda state: state['controlpath'])
 
 
-def device_state(context, device):
-    """The same for one device row (with its control path loaded)."""
+@main.reader
+def state_of(context, uuid):
+    """What ``host_states`` says of one device, by uuid."""
+    device = context.session.scalars(_with_states(
+        sa.select(models.Device).where(models.Device.uuid == uuid))).first()
+    if device is None:
+        raise exception.DeviceNotFound(uuid=uuid)
+    return device_state(device)
+
+
+def device_state(device):
+    """The state of one device row (its control path, deployables and
+    their attributes loaded)."""
     cpid = device.controlpath_ids[0]
     return _state((cpid.cpid_type, cpid.cpid_info), device)
 
@@ -287,7 +307,8 @@ def _sync_attributes(row, wanted):
         else:
             changed |= _set(attr, value=value)
     for key, attr in current.items():
-        if key not in wanted:
+        # NOTE(inventory): keys operators added are theirs to delete.
+        if key not in wanted and attribute_obj.driver_managed(key):
             row.attributes.remove(attr)
             changed = True
     return changed

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
+from cyborg.conductor import inventory
 from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.db.session import main
@@ -142,10 +143,7 @@ def tell_agent(context, device, agent_api):
     """Send a device's status to its agent, which reserves or frees it in
     Placement. An agent that does not answer catches up when it next heals.
     """
-    cpid = dbapi.controlpath_ids.list(context,
-                                      filters={'device_id': device.id})[0]
-    state = {'uuid': device.uuid, 'status': device.status,
-             'controlpath': [cpid.cpid_type, cpid.cpid_info]}
+    state = inventory.state_of(context, device.uuid)
     try:
         if agent_api.update_device_states(context, device.hostname,
                                           [state]) is False:

@@ -10,7 +10,9 @@ from cyborg import states
 from cyborg import version
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova as nova_client
+from cyborg.conductor import attributes
 from cyborg.conductor import binding
+from cyborg.conductor import hostwork
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.conductor import rpcapi as conductor_rpcapi
@@ -18,6 +20,7 @@ from cyborg.db import api as dbapi
 from cyborg.db import migration
 from cyborg.drivers import report as driver_report
 from cyborg.objects import base as objects_base
+from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 
 CONF = cfg.CONF
@@ -35,7 +38,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.4')
+    target = messaging.Target(version='1.5')
 
     def __init__(self, host):
         self.host = host
@@ -208,10 +211,16 @@ class ConductorManager:
         """Host-side work of each bind, then Bound, then Nova's event."""
         results = {}
         for uuid in uuids:
-            # NOTE(conductor): PCI functions need nothing on the host;
-            # mdev creation and FPGA programming go to the agent here.
-            done = binding.finish_bind(context, uuid, ok=True)
-            if done is not None:
+            job = binding.bind_job(context, uuid)
+            if job is None:
+                continue
+            ok = hostwork.bind(context, job, self.agent_api)
+            done = binding.finish_bind(context, uuid, ok=ok)
+            if done is None and ok:
+                # NOTE(conductor): unbound or deleted while the agent
+                # worked: undo what it prepared.
+                hostwork.release(context, _prepared(job), self.agent_api)
+            elif done is not None:
                 results[uuid] = done
         self._tell_nova(results)
 
@@ -227,13 +236,41 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def unbind_arqs(self, context, uuids, project_id=None):
-        binding.unbind(context, uuids, project_id)
+        released = binding.unbind(context, uuids, project_id)
+        hostwork.release(context, released, self.agent_api)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, uuids=None, instance_uuid=None,
                     project_id=None, bound_ok=True):
-        return binding.delete(context, uuids, instance_uuid, project_id,
-                              bound_ok)
+        count, released = binding.delete(context, uuids, instance_uuid,
+                                         project_id, bound_ok)
+        hostwork.release(context, released, self.agent_api)
+        return count
+
+    # --- Attributes and programming ----------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def create_attribute(self, context, deployable_id, key, value):
+        return attributes.create(context, deployable_id, key, value,
+                                 self.agent_api)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def delete_attribute(self, context, uuid):
+        attributes.delete(context, uuid, self.agent_api)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def program_deployable(self, context, uuid, image_id):
+        hostwork.program(context, uuid, image_id, self.agent_api)
+        return deployable_obj.Deployable.get(context, uuid)
+
+
+def _prepared(job):
+    handle = job['handle']
+    if handle['type'] not in states.PREPARED_HANDLE_TYPES:
+        return []
+    return [{'host': job['host'], 'driver_name': job['driver_name'],
+             'type': handle['type'], 'info': handle['info'],
+             'uuid': handle['uuid']}]
 
 
 def _details(report):

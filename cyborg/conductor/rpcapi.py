@@ -21,9 +21,10 @@ class ConductorAPI:
       still allocated in Placement).
     * 1.4 - accelerator requests: create_arqs, get_arq, list_arqs,
       bind_arqs, finish_binds, unbind_arqs, delete_arqs.
+    * 1.5 - create_attribute, delete_attribute, program_deployable.
     """
 
-    RPC_API_VERSION = '1.4'
+    RPC_API_VERSION = '1.5'
 
     def __init__(self, topic=None):
         target = messaging.Target(topic=topic or CONF.conductor.topic,
@@ -149,6 +150,26 @@ class ConductorAPI:
         return cctxt.call(context, 'delete_arqs', uuids=uuids,
                           instance_uuid=instance_uuid, project_id=project_id,
                           bound_ok=bound_ok)
+
+    # --- Attributes and programming ------------------------------------------
+
+    def create_attribute(self, context, deployable_id, key, value):
+        """Add an operator's attribute to a deployable (a trait one reaches
+        Placement through the agent)."""
+        cctxt = self.client.prepare(version='1.5')
+        return cctxt.call(context, 'create_attribute',
+                          deployable_id=deployable_id, key=key, value=value)
+
+    def delete_attribute(self, context, uuid):
+        cctxt = self.client.prepare(version='1.5')
+        return cctxt.call(context, 'delete_attribute', uuid=uuid)
+
+    def program_deployable(self, context, uuid, image_id):
+        """Program a deployable with a Glance image; returns it."""
+        cctxt = self.client.prepare(
+            version='1.5', timeout=CONF.conductor.program_timeout + 30)
+        return cctxt.call(context, 'program_deployable', uuid=uuid,
+                          image_id=image_id)
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

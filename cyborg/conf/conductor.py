@@ -30,6 +30,13 @@ opts = [
         help='Seconds the conductor waits for an agent to finish host-side '
              'work such as a driver\'s install step.'),
     cfg.IntOpt(
+        'program_timeout',
+        default=1200,
+        min=1,
+        help='Seconds the conductor waits for an agent to download an '
+             'image from Glance and program a device with it (at bind or '
+             'through PATCH /v2/deployables/{uuid}/program).'),
+    cfg.IntOpt(
         'heartbeat_interval',
         default=30,
         min=1,

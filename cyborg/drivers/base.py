@@ -5,6 +5,7 @@ import dataclasses
 import functools
 
 from cyborg import exception
+from cyborg.drivers import mdev
 from cyborg.drivers import sysfs as sysfs_mod
 
 
@@ -78,6 +79,20 @@ class AcceleratorDriver(abc.ABC):
         """
         raise exception.DriverOperationNotSupported(driver=self.name,
                                                     operation='program')
+
+    def prepare_handle(self, attach_type, attach_info, handle_uuid):
+        """Make an attach handle ready for an instance, at bind.
+
+        The default creates the mediated device of an ``MDEV`` handle,
+        named ``handle_uuid``; other handles need nothing.
+        """
+        if attach_type == mdev.ATTACH_MDEV:
+            mdev.create(self.name, attach_info, handle_uuid)
+
+    def release_handle(self, attach_type, attach_info, handle_uuid):
+        """Undo ``prepare_handle`` once the handle is unbound."""
+        if attach_type == mdev.ATTACH_MDEV:
+            mdev.remove(self.name, attach_info, handle_uuid)
 
     def health(self, device):
         """Return a ``Health``; a device found unhealthy becomes 'error'."""

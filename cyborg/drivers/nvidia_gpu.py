@@ -8,6 +8,7 @@ from oslo_log import log as logging
 
 from cyborg.conf import gpu as gpu_conf
 from cyborg.drivers import base
+from cyborg.drivers import mdev
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs
@@ -19,7 +20,7 @@ LOG = logging.getLogger(__name__)
 VENDOR_ID = '10de'
 #: PCI class ids of GPUs: VGA compatible controller, 3D controller.
 DISPLAY_CLASSES = ('0300', '0302')
-ATTACH_MDEV = 'MDEV'
+ATTACH_MDEV = mdev.ATTACH_MDEV
 SERVICE_PGPU = 'gpu.compute'
 SERVICE_VGPU = 'vgpu:%s'
 

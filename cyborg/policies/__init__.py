@@ -2,12 +2,14 @@
 
 from cyborg.policies import agent
 from cyborg.policies import arq
+from cyborg.policies import attribute
 from cyborg.policies import base
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
 
-_MODULES = (base, device, deployable, agent, device_profile, arq)
+_MODULES = (base, device, deployable, attribute, agent, device_profile,
+            arq)
 
 
 def list_rules():

@@ -8,6 +8,11 @@ _RULES = [
     base.inventory_read_rule('cyborg:deployable:get_one',
                              'Show a deployable.',
                              '/v2/deployables/{deployable_uuid}'),
+    base.admin_action_rule(
+        'cyborg:deployable:program',
+        'Program a deployable with a Glance image (an FPGA bitstream); '
+        'refused while instances use it.', 'PATCH',
+        '/v2/deployables/{deployable_uuid}/program'),
 ]
 
 

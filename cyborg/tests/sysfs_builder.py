@@ -129,11 +129,15 @@ class SysfsBuilder:
                available_instances)
         _write(os.path.join(tdir, 'device_api'), device_api)
         _write(os.path.join(tdir, 'description'), description)
+        # NOTE(fixtures): write-only in the kernel; a test reads what the
+        # agent wrote to create an mdev.
+        _write(os.path.join(tdir, 'create'), '')
         os.makedirs(os.path.join(tdir, 'devices'), exist_ok=True)
         for index in range(created):
             mdev = os.path.join(ddir, 'mdev-%08d-0000-0000-0000-%012d'
                                 % (index, index))
             os.makedirs(mdev, exist_ok=True)
+            _write(os.path.join(mdev, 'remove'), '')
             _link(mdev, os.path.join(tdir, 'devices', os.path.basename(mdev)))
         _link(ddir, self.path('class', 'mdev_bus', address))
 

@@ -6,6 +6,7 @@ from pecan import rest
 from cyborg.api import microversion
 from cyborg.api.controllers.v2 import agents
 from cyborg.api.controllers.v2 import arqs
+from cyborg.api.controllers.v2 import attributes
 from cyborg.api.controllers.v2 import deployables
 from cyborg.api.controllers.v2 import device_profiles
 from cyborg.api.controllers.v2 import devices
@@ -19,6 +20,7 @@ class V2Controller(rest.RestController):
 
     accelerator_requests = arqs.ARQsController()
     agents = agents.AgentsController()
+    attributes = attributes.AttributesController()
     devices = devices.DevicesController()
     deployables = deployables.DeployablesController()
     device_profiles = device_profiles.DeviceProfilesController()

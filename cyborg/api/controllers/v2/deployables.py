@@ -1,16 +1,19 @@
-"""``GET /v2/deployables`` and ``GET /v2/deployables/{uuid}``."""
+"""``/v2/deployables``: list, show, and program with a Glance image."""
 
 from oslo_utils import uuidutils
 import pecan
 from pecan import rest
+from wsme.rest import json as wsme_json
 import wsme.types as wtypes
 
 from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
 from cyborg.api import paging
+from cyborg.api import validation
 from cyborg.api.types import base as types_base
 from cyborg.api.types import deployable as deployable_types
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.objects import deployable as deployable_obj
 
 _QUERY_PARAMS = ('filters.field', 'filters.value')
@@ -106,3 +109,26 @@ class DeployablesController(rest.RestController):
         policy.authorize('cyborg:deployable:get_one', None, context)
         deployable = deployable_obj.Deployable.get(context, uuid)
         return deployable_types.Deployable.from_object(deployable)
+
+    # NOTE(deployables): a plain handler: the body is a JSON list, which
+    # WSME does not take; errors still get the envelope from the ErrorHook.
+    @pecan.expose(generic=False, template='json',
+                  content_type='application/json')
+    def patch(self, uuid, action=None, *rest):
+        """``PATCH /v2/deployables/{uuid}/program`` with
+        ``[{"op": "replace", "path": "/program",
+        "value": [{"image_uuid": ...}]}]``; 200 with the deployable once
+        the agent has loaded the image."""
+        if action != 'program' or rest:
+            raise exception.NotFound('No such action: PATCH '
+                                     '/v2/deployables/{uuid}/%s' % action)
+        if not uuidutils.is_uuid_like(uuid):
+            raise exception.DeployableNotFound(uuid=uuid)
+        context = pecan.request.context
+        policy.authorize('cyborg:deployable:program', None, context)
+        image = validation.program_patch(validation.json_body(pecan.request))
+        programmed = conductor_rpcapi.ConductorAPI().program_deployable(
+            context, uuid, image)
+        return wsme_json.tojson(
+            deployable_types.Deployable,
+            deployable_types.Deployable.from_object(programmed))

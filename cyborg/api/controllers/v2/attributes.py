@@ -1,0 +1,89 @@
+"""``/v2/attributes``: facts about deployables; trait ones go to Placement.
+"""
+
+from oslo_utils import uuidutils
+import pecan
+from pecan import rest
+import wsme.api
+from wsme.rest import json as wsme_json
+import wsme.types as wtypes
+
+from cyborg import exception
+from cyborg import policy
+from cyborg.api import expose
+from cyborg.api import paging
+from cyborg.api import validation
+from cyborg.api.types import attribute as attribute_types
+from cyborg.api.types import base as types_base
+from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.objects import attribute as attribute_obj
+
+_SORT_KEYS = ('id', 'uuid', 'deployable_id', 'key', 'created_at',
+              'updated_at')
+
+
+def _deployable_id(value):
+    if not value.isdigit() or not 0 < int(value) < 2 ** 31:
+        raise exception.InvalidParameterValue(
+            err='deployable_id must be a positive integer, not %r' % value)
+    return int(value)
+
+
+def _check_uuid(uuid):
+    if not uuidutils.is_uuid_like(uuid):
+        raise exception.AttributeNotFound(uuid=uuid)
+
+
+class AttributesController(rest.RestController):
+    """Attributes of deployables: drivers set ``rc`` and ``traitN``;
+    operators add their own."""
+
+    @expose.expose(attribute_types.AttributeCollection, wtypes.text,
+                   wtypes.text, ignore_extra_args=True)
+    def get_all(self, deployable_id=None, key=None):
+        types_base.check_query(pecan.request.params,
+                               ('deployable_id', 'key') + paging.params())
+        pages = paging.parse(_SORT_KEYS)
+        filters = {}
+        if deployable_id is not None:
+            filters['deployable_id'] = _deployable_id(deployable_id)
+        if key is not None:
+            filters['key'] = key
+        context = pecan.request.context
+        policy.authorize('cyborg:attribute:get_all', None, context)
+        found = attribute_obj.Attribute.list(context, filters=filters or None,
+                                             **pages)
+        return attribute_types.AttributeCollection.from_objects(
+            found, next_link=paging.next_link('attributes', found, pages))
+
+    @expose.expose(attribute_types.Attribute, wtypes.text)
+    def get_one(self, uuid):
+        _check_uuid(uuid)
+        context = pecan.request.context
+        policy.authorize('cyborg:attribute:get_one', None, context)
+        return attribute_types.Attribute.from_object(
+            attribute_obj.Attribute.get(context, uuid))
+
+    # NOTE(attributes): a plain handler so that every malformed body gets
+    # the JSON Schema's message (WSME would drop unknown fields silently).
+    @pecan.expose(generic=False, template='json',
+                  content_type='application/json')
+    def post(self):
+        """Create from ``{"deployable_id", "key", "value"}``; 201."""
+        context = pecan.request.context
+        policy.authorize('cyborg:attribute:create', None, context)
+        fields = validation.attribute(validation.json_body(pecan.request))
+        created = conductor_rpcapi.ConductorAPI().create_attribute(
+            context, fields['deployable_id'], fields['key'], fields['value'])
+        view = attribute_types.Attribute.from_object(created)
+        pecan.response.status = 201
+        pecan.response.location = view.links[0].href
+        return wsme_json.tojson(attribute_types.Attribute, view)
+
+    @expose.expose(None, wtypes.text, status_code=204)
+    def delete(self, uuid):
+        _check_uuid(uuid)
+        context = pecan.request.context
+        policy.authorize('cyborg:attribute:delete', None, context)
+        conductor_rpcapi.ConductorAPI().delete_attribute(context, uuid)
+        return wsme.api.Response(None, status_code=204, return_type=None)

@@ -1,0 +1,98 @@
+"""The one Glance client: bitstream images for FPGA programming."""
+
+import os
+import tempfile
+
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from cyborg import exception
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+#: The image property that says which FPGA function a bitstream loads.
+FUNCTION_PROPERTY = 'accel:function_id'
+
+
+class GlanceClient:
+    """Looks up and downloads images through Glance's v2 API."""
+
+    def __init__(self, adapter=None):
+        self._adapter = adapter
+
+    @property
+    def adapter(self):
+        if self._adapter is None:
+            if not CONF.glance.auth_type:
+                raise exception.ImageUnavailable(
+                    image='any', reason='[glance] auth_type is not set')
+            auth = ks_loading.load_auth_from_conf_options(CONF, 'glance')
+            session = ks_loading.load_session_from_conf_options(
+                CONF, 'glance', auth=auth)
+            self._adapter = ks_loading.load_adapter_from_conf_options(
+                CONF, 'glance', session=session, auth=auth)
+        return self._adapter
+
+    def _get(self, image, path, **kwargs):
+        try:
+            response = self.adapter.get(path, raise_exc=False, **kwargs)
+        except ks_exc.ClientException as exc:
+            raise exception.ImageUnavailable(image=image,
+                                             reason=str(exc)) from exc
+        if response.status_code == 404:
+            raise exception.ImageNotFound(image=image)
+        if response.status_code != 200:
+            raise exception.ImageUnavailable(
+                image=image, reason='Glance answered %d' %
+                response.status_code)
+        return response
+
+    def image(self, image_id):
+        """The image record (a dict) of an active image.
+
+        :raises ImageNotFound, ImageUnavailable:
+        """
+        found = self._get(image_id, '/v2/images/%s' % image_id).json()
+        if found.get('status') != 'active':
+            raise exception.ImageUnavailable(
+                image=image_id, reason='it is %s, not active' %
+                found.get('status'))
+        return found
+
+    def image_for_function(self, function_id):
+        """The one active image whose accel:function_id is ``function_id``.
+
+        :raises ImageNotFound: none or several match.
+        """
+        what = '%s=%s' % (FUNCTION_PROPERTY, function_id)
+        found = self._get(what, '/v2/images', params={
+            FUNCTION_PROPERTY: function_id, 'status': 'active'}
+        ).json().get('images', [])
+        if len(found) != 1:
+            raise exception.ImageNotFound(
+                image='%s (%d images match)' % (what, len(found)))
+        return found[0]
+
+    def download(self, image_id, directory):
+        """Write the image's data to a new file in ``directory``.
+
+        :returns: the file's path; the caller removes it.
+        """
+        response = self._get(image_id, '/v2/images/%s/file' % image_id,
+                             stream=True)
+        fd, path = tempfile.mkstemp(prefix='image-%s-' % image_id,
+                                    dir=directory)
+        try:
+            with os.fdopen(fd, 'wb') as out:
+                for chunk in response.iter_content(
+                        CONF.glance.download_chunk_size):
+                    out.write(chunk)
+        except Exception:
+            os.unlink(path)
+            raise
+        LOG.info('Downloaded image %s (%d bytes)', image_id,
+                 os.path.getsize(path))
+        return path

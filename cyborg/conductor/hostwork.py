@@ -1,0 +1,135 @@
+"""Host-side work through the agents: programming, and handles at bind."""
+
+from oslo_concurrency import lockutils
+from oslo_log import log as logging
+import oslo_messaging as messaging
+import sqlalchemy as sa
+
+from cyborg import exception
+from cyborg import states
+from cyborg.clients import glance as glance_client
+from cyborg.db import models
+from cyborg.db.session import main
+
+LOG = logging.getLogger(__name__)
+
+BITSTREAM_ID = 'accel:bitstream_id'
+FUNCTION_ID = 'accel:function_id'
+
+
+def wanted_image(group, glance):
+    """The Glance image id a profile group asks to program, or None.
+
+    :raises Invalid: the group names both a bitstream and a function.
+    :raises ImageNotFound, ImageUnavailable:
+    """
+    bitstream, function = group.get(BITSTREAM_ID), group.get(FUNCTION_ID)
+    if bitstream and function:
+        raise exception.Invalid(reason='a group names %s or %s, not both'
+                                % (BITSTREAM_ID, FUNCTION_ID))
+    if bitstream:
+        return glance.image(bitstream)['id']
+    if function:
+        return glance.image_for_function(function)['id']
+    return None
+
+
+@main.reader
+def _target(context, deployable_uuid):
+    dep = context.session.scalars(sa.select(models.Deployable).where(
+        models.Deployable.uuid == deployable_uuid)).first()
+    if dep is None:
+        raise exception.DeployableNotFound(uuid=deployable_uuid)
+    device = dep.device
+    cpid = device.controlpath_ids[0]
+    in_use = sum(1 for handle in dep.attach_handles if handle.in_use)
+    return {'uuid': dep.uuid, 'name': dep.name, 'host': device.hostname,
+            'driver_name': dep.driver_name or device.driver_name,
+            'cpid': [cpid.cpid_type, cpid.cpid_info], 'in_use': in_use,
+            'bitstream_id': dep.bitstream_id}
+
+
+@main.writer
+def _record(context, deployable_uuid, image_id):
+    context.session.execute(
+        sa.update(models.Deployable)
+        .where(models.Deployable.uuid == deployable_uuid)
+        .values(bitstream_id=image_id))
+
+
+def _program(context, target, image_id, agent_api):
+    try:
+        agent_api.program(context, target['host'], target['driver_name'],
+                          target['cpid'][0], target['cpid'][1],
+                          target['name'], image_id)
+    except messaging.MessagingException as exc:
+        raise exception.AgentUnavailable(
+            host=target['host'], reason=type(exc).__name__) from exc
+    except (exception.DriverError, exception.ImageNotFound,
+            exception.ImageUnavailable) as exc:
+        raise exception.ProgrammingFailed(uuid=target['uuid'],
+                                          image=image_id,
+                                          reason=str(exc)) from exc
+    _record(context, target['uuid'], image_id)
+    LOG.info('Deployable %s now holds image %s', target['uuid'], image_id)
+
+
+def program(context, deployable_uuid, image_id, agent_api, glance=None):
+    """Program a deployable no instance uses (the operator's PATCH).
+
+    :raises DeployableNotFound, DeployableInUse, ImageNotFound,
+        ImageUnavailable, AgentUnavailable, ProgrammingFailed,
+        DriverOperationNotSupported: the database is unchanged.
+    """
+    target = _target(context, deployable_uuid)
+    if target['in_use']:
+        raise exception.DeployableInUse(uuid=deployable_uuid,
+                                        count=target['in_use'])
+    glance = glance or glance_client.GlanceClient()
+    image_id = glance.image(image_id)['id']
+    _program(context, target, image_id, agent_api)
+
+
+def bind(context, job, agent_api, glance=None):
+    """Program the deployable if the group asks, then prepare the handle.
+
+    :param job: what ``binding.bind_job`` returned.
+    :returns: whether the ARQ can be Bound (failures are logged).
+    """
+    dep, handle = job['deployable'], job['handle']
+    try:
+        if BITSTREAM_ID in job['group'] or FUNCTION_ID in job['group']:
+            image_id = wanted_image(job['group'],
+                                    glance or glance_client.GlanceClient())
+            # NOTE(hostwork): ARQs of one instance on one deployable load
+            # the image once; the others find it there.
+            with lockutils.lock('program-%s' % dep['uuid']):
+                current = _target(context, dep['uuid'])
+                if image_id != current['bitstream_id']:
+                    if job['others']:
+                        raise exception.DeployableInUse(
+                            uuid=dep['uuid'], count=job['others'])
+                    _program(context, current, image_id, agent_api)
+        if handle['type'] in states.PREPARED_HANDLE_TYPES:
+            agent_api.prepare_handle(context, job['host'], job['driver_name'],
+                                     handle['type'], handle['info'],
+                                     handle['uuid'])
+    except (exception.CyborgException, messaging.MessagingException) as exc:
+        LOG.warning('Bind of ARQ %s failed on %s: %s', job['uuid'],
+                    job['host'], exc)
+        return False
+    return True
+
+
+def release(context, handles, agent_api):
+    """Have the agents undo prepared handles (best effort, logged)."""
+    for handle in handles:
+        try:
+            agent_api.release_handle(context, handle['host'],
+                                     handle['driver_name'], handle['type'],
+                                     handle['info'], handle['uuid'])
+        except (exception.CyborgException,
+                messaging.MessagingException) as exc:
+            LOG.warning('The agent of %s did not release handle %s (%s); '
+                        'its mdev may remain until the host removes it',
+                        handle['host'], handle['uuid'], exc)

@@ -1,0 +1,72 @@
+"""A fake Glance image API (Glance cannot run here) for programming tests."""
+
+import contextlib
+import json
+import re
+import urllib.parse
+import uuid
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+from cyborg import service
+
+CONF = cfg.CONF
+_IMAGE = re.compile(r'^/v2/images/([^/]+)(/file)?$')
+
+
+class FakeGlance:
+    """Images by id with their properties and data; records requests."""
+
+    def __init__(self):
+        self.images = {}
+        self.requests = []
+
+    def add(self, data=b'bitstream', status='active', **properties):
+        image_id = str(uuid.uuid4())
+        self.images[image_id] = (dict(properties, id=image_id,
+                                      status=status), data)
+        return image_id
+
+    def __call__(self, environ, start_response):
+        path = environ['PATH_INFO']
+        query = dict(urllib.parse.parse_qsl(environ.get('QUERY_STRING', '')))
+        self.requests.append((path, query))
+        if path == '/v2/images':
+            found = [record for record, _data in self.images.values()
+                     if all(record.get(k) == v for k, v in query.items())]
+            return self._json(start_response, {'images': found})
+        match = _IMAGE.match(path)
+        if match is None or match.group(1) not in self.images:
+            start_response('404 Not Found', [('Content-Type', 'text/plain')])
+            return [b'no such image']
+        record, data = self.images[match.group(1)]
+        if match.group(2):
+            start_response('200 OK', [
+                ('Content-Type', 'application/octet-stream'),
+                ('Content-Length', str(len(data)))])
+            return [data]
+        return self._json(start_response, record)
+
+    @staticmethod
+    def _json(start_response, body):
+        start_response('200 OK', [('Content-Type', 'application/json')])
+        return [json.dumps(body).encode()]
+
+
+@contextlib.contextmanager
+def serving(override):
+    """A FakeGlance on a free port, and [glance] pointing at it."""
+    glance = FakeGlance()
+    server = service.WSGIService('glance', glance, '127.0.0.1', 0, 4)
+    server.start()
+    try:
+        CONF.register_opts(
+            ks_loading.get_auth_plugin_conf_options('admin_token'),
+            group='glance')
+        override('auth_type', 'admin_token', group='glance')
+        override('endpoint', server.url, group='glance')
+        override('token', 'glance-token', group='glance')
+        yield glance
+    finally:
+        server.stop()
