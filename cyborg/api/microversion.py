@@ -28,8 +28,9 @@ VERSIONS = (
                        'enable and /disable.'),
     VersionNote('2.4', 'POST /v2/devices/{uuid}/activate; GET /v2/agents; '
                        'devices show status_reason and services; lists of '
-                       'devices, deployables and device profiles page '
-                       '(limit, marker, sort_key, sort_dir, next).'),
+                       'devices, deployables, attributes, device profiles '
+                       'and accelerator requests page (limit, marker, '
+                       'sort_key, sort_dir, next).'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)

@@ -3,6 +3,7 @@
 import datetime
 import json
 
+from oslo_db.sqlalchemy import utils as db_utils
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -111,13 +112,46 @@ def get(context, uuid, project_id=None):
 
 
 @main.reader
-def list_arqs(context, project_id=None, instance_uuid=None):
-    """ARQs, of one project unless ``project_id`` is None (admins)."""
-    stmt = _scoped(_select(), project_id)
+def list_arqs(context, project_id=None, instance_uuid=None, limit=None,
+              marker=None, sort_key='id', sort_dir='asc'):
+    """ARQs, of one project unless ``project_id`` is None (admins).
+
+    :param marker: uuid of the last ARQ of the previous page.
+    :raises InvalidParameterValue: no ARQ (visible here) has that uuid.
+    """
+    model = models.AcceleratorRequest
+    query = (context.session.query(model, models.DeviceProfile.name,
+                                   models.AttachHandle)
+             .join(models.DeviceProfile,
+                   models.DeviceProfile.id == model.device_profile_id)
+             .outerjoin(models.AttachHandle,
+                        models.AttachHandle.id == model.attach_handle_id))
+    if project_id is not None:
+        query = query.filter(model.project_id == project_id)
     if instance_uuid is not None:
-        stmt = stmt.where(
-            models.AcceleratorRequest.instance_uuid == instance_uuid)
-    return _objects(context, context.session.execute(stmt).all())
+        query = query.filter(model.instance_uuid == instance_uuid)
+    marker_row = None
+    if marker is not None:
+        marker_row = context.session.scalars(_scoped(
+            sa.select(model).where(model.uuid == marker), project_id)).first()
+        if marker_row is None:
+            raise exception.InvalidParameterValue(
+                err='Marker %s was not found.' % marker)
+    sort_keys = [sort_key] if sort_key == 'id' else [sort_key, 'id']
+    query = db_utils.paginate_query(query, model, limit, sort_keys,
+                                    marker=marker_row, sort_dir=sort_dir)
+    return _objects(context, query.all())
+
+
+@main.reader
+def unresolved(context, instance_uuid, project_id=None):
+    """Uuids of an instance's ARQs whose binding is not settled yet."""
+    return context.session.scalars(_scoped(
+        sa.select(models.AcceleratorRequest.uuid)
+        .where(models.AcceleratorRequest.instance_uuid == instance_uuid,
+               models.AcceleratorRequest.state.not_in(
+                   sorted(states.ARQ_RESOLVED)))
+        .order_by(models.AcceleratorRequest.id), project_id)).all()
 
 
 def _lock(session, uuids, project_id):

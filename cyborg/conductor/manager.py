@@ -193,8 +193,16 @@ class ConductorManager:
     def get_arq(self, context, uuid, project_id=None):
         return binding.get(context, uuid, project_id)
 
-    def list_arqs(self, context, project_id=None, instance_uuid=None):
-        return binding.list_arqs(context, project_id, instance_uuid)
+    @messaging.expected_exceptions(exception.CyborgException)
+    def list_arqs(self, context, project_id=None, instance_uuid=None,
+                  resolved=False, paging=None):
+        if resolved:
+            waiting = binding.unresolved(context, instance_uuid, project_id)
+            if waiting:
+                raise exception.ARQsUnresolved(instance=instance_uuid,
+                                               uuids=', '.join(waiting))
+        return binding.list_arqs(context, project_id, instance_uuid,
+                                 **(paging or {}))
 
     @messaging.expected_exceptions(exception.CyborgException)
     def bind_arqs(self, context, bindings, project_id=None):

@@ -21,7 +21,8 @@ class ConductorAPI:
       still allocated in Placement).
     * 1.4 - accelerator requests: create_arqs, get_arq, list_arqs,
       bind_arqs, finish_binds, unbind_arqs, delete_arqs.
-    * 1.5 - create_attribute, delete_attribute, program_deployable.
+    * 1.5 - create_attribute, delete_attribute, program_deployable;
+      list_arqs checks resolution and pages.
     """
 
     RPC_API_VERSION = '1.5'
@@ -116,10 +117,17 @@ class ConductorAPI:
         return cctxt.call(context, 'get_arq', uuid=uuid,
                           project_id=project_id)
 
-    def list_arqs(self, context, project_id=None, instance_uuid=None):
-        cctxt = self.client.prepare(version='1.4')
+    def list_arqs(self, context, project_id=None, instance_uuid=None,
+                  resolved=False, paging=None):
+        """ARQs; ``resolved`` raises ARQsUnresolved while any of the
+        instance's is not; ``paging``: limit, marker, sort_key, sort_dir.
+        """
+        kwargs = {}
+        if resolved or paging:
+            kwargs = {'resolved': resolved, 'paging': paging}
+        cctxt = self.client.prepare(version='1.5' if kwargs else '1.4')
         return cctxt.call(context, 'list_arqs', project_id=project_id,
-                          instance_uuid=instance_uuid)
+                          instance_uuid=instance_uuid, **kwargs)
 
     def bind_arqs(self, context, bindings, project_id=None):
         """Start binding; the binds finish in the background.

@@ -44,10 +44,12 @@ class ARQCollection(wtypes.Base):
     """``{"arqs": [...]}``."""
 
     arqs = [ARQ]
+    next = wtypes.text
 
     @classmethod
-    def from_objects(cls, objs):
-        return cls(arqs=[ARQ.from_object(obj) for obj in objs])
+    def from_objects(cls, objs, next_link=None):
+        return base.with_next(cls(arqs=[ARQ.from_object(obj) for obj in objs]),
+                              next_link)
 
 
 class ARQCreate(wtypes.Base):

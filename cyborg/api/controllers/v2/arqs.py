@@ -10,15 +10,17 @@ import wsme.types as wtypes
 
 from cyborg import exception
 from cyborg import policy
-from cyborg import states
 from cyborg.api import expose
 from cyborg.api import microversion
+from cyborg.api import paging
 from cyborg.api import validation
 from cyborg.api.types import arq as arq_types
 from cyborg.api.types import base as types_base
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
 CONF = cfg.CONF
+_SORT_KEYS = ('id', 'uuid', 'state', 'instance_uuid', 'hostname',
+              'created_at', 'updated_at')
 
 
 def _project(context):
@@ -61,7 +63,8 @@ class ARQsController(rest.RestController):
                    ignore_extra_args=True)
     def get_all(self, instance=None, bind_state=None):
         types_base.check_query(pecan.request.params,
-                               ('instance', 'bind_state'))
+                               ('instance', 'bind_state') + paging.params())
+        pages = paging.parse(_SORT_KEYS)
         context = pecan.request.context
         policy.authorize('cyborg:arq:get_all', None, context)
         if instance is not None:
@@ -71,14 +74,11 @@ class ARQsController(rest.RestController):
             raise exception.Invalid(
                 reason='bind_state takes only "resolved", with instance')
         arqs = conductor_rpcapi.ConductorAPI().list_arqs(
-            context, project_id=_project(context), instance_uuid=instance)
-        if bind_state is not None:
-            waiting = [arq.uuid for arq in arqs
-                       if arq.state not in states.ARQ_RESOLVED]
-            if waiting:
-                raise exception.ARQsUnresolved(instance=instance,
-                                               uuids=', '.join(waiting))
-        return arq_types.ARQCollection.from_objects(arqs)
+            context, project_id=_project(context), instance_uuid=instance,
+            resolved=bind_state is not None, paging=pages)
+        return arq_types.ARQCollection.from_objects(
+            arqs, next_link=paging.next_link('accelerator_requests', arqs,
+                                             pages))
 
     @expose.expose(arq_types.ARQ, wtypes.text)
     def get_one(self, uuid):

@@ -337,3 +337,41 @@ def test_patch_on_the_arq_path_as_openstacksdk_sends_it(api, node):
         first['uuid']: _bind_ops(node, instance)}, headers=NOVA, status=202)
     assert [a['uuid'] for a in _wait_resolved(api, instance)] == [
         first['uuid']]
+
+
+
+V24 = {'OpenStack-API-Version': 'accelerator 2.4'}
+
+
+def test_arq_lists_page_from_2_4(api, node):
+    mine = _create(api, 'split') + _create(api, 'two')
+    seen, url = [], URL + '?limit=2&sort_key=created_at'
+    while url:
+        body = api.get(url, headers=dict(MEMBER, **V24)).json
+        assert len(body['arqs']) <= 2
+        seen += [a['uuid'] for a in body['arqs']]
+        url = body.get('next')
+        if url:
+            url = url[url.index('/v2/'):]
+    assert seen == [a['uuid'] for a in mine]
+    api.get(URL + '?limit=2', headers=MEMBER, status=400)
+    assert api.get(URL + '?limit=2',
+                   headers=dict(OTHER, **V24)).json['arqs'] == []
+    # Another project's ARQ is no marker.
+    api.get(URL + '?marker=%s' % mine[0]['uuid'],
+            headers=dict(OTHER, **V24), status=400)
+
+
+def test_resolved_check_covers_every_page(api, node, ctx):
+    arqs = _create(api)
+    instance = str(uuid.uuid4())
+    api.patch_json(URL, {a['uuid']: _bind_ops(node, instance)
+                         for a in arqs}, headers=NOVA, status=202)
+    _wait_resolved(api, instance)
+    dbapi.accelerator_requests.update(ctx, arqs[1]['uuid'], {
+        'state': states.ARQ_BIND_STARTED})
+    # NOTE(tests): the first page holds only the resolved ARQ; the answer
+    # must still wait for the other one.
+    resp = api.get(URL + '?instance=%s&bind_state=resolved&limit=1'
+                   % instance, headers=dict(MEMBER, **V24), status=423)
+    assert arqs[1]['uuid'] in fault(resp)['faultstring']

@@ -1,0 +1,139 @@
+"""/v2/attributes: list, show, create, delete; trait ones reach Placement."""
+
+import uuid
+
+import pytest
+
+from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import fault
+from cyborg.tests.unit.api.conftest import version_header
+
+URL = '/v2/attributes'
+MANAGER = {'X-Roles': 'manager', 'X-Project-Id': 'p1', 'X-User-Id': 'u1'}
+
+
+@pytest.fixture
+def node(stack, placement, api):
+    """The fake driver's host, its provider in a real Placement."""
+    agent = stack('node1', placement=placement)
+    agent.report()
+    (dep,) = api.get('/v2/deployables', headers=ADMIN).json['deployables']
+    return {'agent': agent, 'deployable': dep, 'id': _id_of(api)}
+
+
+def _id_of(api):
+    """The one deployable's integer id, as its attributes name it."""
+    attrs = api.get(URL, headers=ADMIN).json['attributes']
+    ids = {a['deployable_id'] for a in attrs}
+    assert len(ids) == 1
+    return ids.pop()
+
+
+def _traits(placement, dep):
+    return placement.subtree('node1')[dep['name']]['traits']
+
+
+def test_driver_attributes_are_listed(api, node):
+    attrs = api.get(URL, headers=ADMIN).json['attributes']
+    assert {a['key'] for a in attrs} == {'rc', 'trait0'}
+    rc = next(a for a in attrs if a['key'] == 'rc')
+    assert rc['value'] == 'FPGA'
+    assert list(rc) == ['uuid', 'deployable_id', 'key', 'value',
+                        'created_at', 'updated_at', 'links']
+    assert rc['links'][0]['href'].endswith(URL + '/' + rc['uuid'])
+    one = api.get(URL + '/' + rc['uuid'], headers=MANAGER).json
+    assert one == rc
+    only = api.get(URL + '?key=rc&deployable_id=%d' % node['id'],
+                   headers=ADMIN).json['attributes']
+    assert [a['uuid'] for a in only] == [rc['uuid']]
+    assert api.get(URL + '?deployable_id=99999',
+                   headers=ADMIN).json['attributes'] == []
+
+
+def test_trait_attribute_reaches_placement_and_goes_away(api, node,
+                                                         placement):
+    dep = node['deployable']
+    assert 'CUSTOM_GOLD' not in _traits(placement, dep)
+    resp = api.post_json(URL, {'deployable_id': node['id'],
+                               'key': 'trait_tier', 'value': 'CUSTOM_GOLD'},
+                         headers=ADMIN, status=201)
+    created = resp.json
+    assert resp.headers['Location'].endswith(URL + '/' + created['uuid'])
+    assert (created['key'], created['value']) == ('trait_tier', 'CUSTOM_GOLD')
+    assert 'CUSTOM_GOLD' in _traits(placement, dep)
+    # A report (the hardware unchanged) and a heal keep the operator's.
+    node['agent'].report()
+    node['agent'].placement.heal(node['agent'].cache.devices)
+    assert 'CUSTOM_GOLD' in _traits(placement, dep)
+    assert 'trait_tier' in {a['key'] for a in api.get(
+        URL, headers=ADMIN).json['attributes']}
+    api.delete(URL + '/' + created['uuid'], headers=ADMIN, status=204)
+    assert 'CUSTOM_GOLD' not in _traits(placement, dep)
+    api.get(URL + '/' + created['uuid'], headers=ADMIN, status=404)
+
+
+def test_plain_attribute_is_only_recorded(api, node, placement):
+    before = _traits(placement, node['deployable'])
+    created = api.post_json(URL, {'deployable_id': node['id'],
+                                  'key': 'rack', 'value': 'r12'},
+                            headers=ADMIN, status=201).json
+    assert _traits(placement, node['deployable']) == before
+    assert api.get(URL + '?key=rack', headers=ADMIN).json['attributes'] == \
+        [created]
+
+
+@pytest.mark.parametrize('body', [
+    {},
+    {'deployable_id': 1, 'key': 'rack'},
+    {'deployable_id': '1', 'key': 'rack', 'value': 'r1'},
+    {'deployable_id': 0, 'key': 'rack', 'value': 'r1'},
+    {'deployable_id': 1, 'key': '', 'value': 'r1'},
+    {'deployable_id': 1, 'key': ' rack', 'value': 'r1'},
+    {'deployable_id': 1, 'key': 'rack', 'value': 'r1', 'extra': True},
+    {'deployable_id': 1, 'key': 'x' * 256, 'value': 'r1'},
+    {'deployable_id': 1, 'key': 'trait_x', 'value': 'lower_case'},
+    {'deployable_id': 1, 'key': 'trait_x', 'value': 'CUSTOM_'},
+    [{'deployable_id': 1, 'key': 'rack', 'value': 'r1'}],
+])
+def test_bad_bodies_are_400(api, node, body):
+    resp = api.post_json(URL, body, headers=ADMIN, status=400)
+    assert fault(resp)['faultstring']
+
+
+def test_unknown_deployable_is_400(api, node):
+    resp = api.post_json(URL, {'deployable_id': 99999, 'key': 'rack',
+                               'value': 'r1'}, headers=ADMIN, status=400)
+    assert 'deployable 99999' in fault(resp)['faultstring']
+
+
+def test_conflicts(api, node):
+    body = {'deployable_id': node['id'], 'key': 'rack', 'value': 'r1'}
+    api.post_json(URL, body, headers=ADMIN, status=201)
+    api.post_json(URL, body, headers=ADMIN, status=409)
+    for key in ('rc', 'trait0', 'trait7'):
+        resp = api.post_json(URL, dict(body, key=key), headers=ADMIN,
+                             status=409)
+        assert 'belongs to the driver' in fault(resp)['faultstring']
+    rc = api.get(URL + '?key=rc', headers=ADMIN).json['attributes'][0]
+    api.delete(URL + '/' + rc['uuid'], headers=ADMIN, status=409)
+    assert api.get(URL + '/' + rc['uuid'], headers=ADMIN).json == rc
+
+
+def test_missing_and_forbidden(api, node):
+    api.get(URL + '/' + str(uuid.uuid4()), headers=ADMIN, status=404)
+    api.get(URL + '/nope', headers=ADMIN, status=404)
+    api.delete(URL + '/' + str(uuid.uuid4()), headers=ADMIN, status=404)
+    api.get(URL, headers=READER, status=403)
+    api.post_json(URL, {'deployable_id': node['id'], 'key': 'rack',
+                        'value': 'r1'}, headers=MANAGER, status=403)
+    api.get(URL + '?deployable_id=x', headers=ADMIN, status=400)
+    api.get(URL + '?other=1', headers=ADMIN, status=400)
+
+
+def test_paging_from_2_4(api, node):
+    headers = dict(ADMIN, **version_header('accelerator 2.4'))
+    page = api.get(URL + '?limit=1&sort_key=key', headers=headers).json
+    assert [a['key'] for a in page['attributes']] == ['rc']
+    assert 'marker=' in page['next']
+    api.get(URL + '?limit=1', headers=ADMIN, status=400)
