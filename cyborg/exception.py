@@ -124,6 +124,15 @@ class ImageNotFound(Invalid):
     msg_fmt = 'Glance has no image %(image)s.'
 
 
+class ImageNotUsable(Invalid):
+    msg_fmt = 'Image %(image)s cannot be loaded: %(reason)s'
+
+
+class AmbiguousImage(Invalid):
+    msg_fmt = ('%(count)d active images have %(prop)s=%(value)s; exactly one '
+               'must.')
+
+
 class ImageUnavailable(ServiceUnavailable):
     msg_fmt = 'Cannot get image %(image)s from Glance: %(reason)s'
 

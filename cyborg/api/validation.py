@@ -33,7 +33,7 @@ _GROUP = {
 _DEVICE_PROFILE = {
     'type': 'object',
     'properties': {
-        'name': {'type': 'string', 'pattern': '^[a-zA-Z0-9-_]+$',
+        'name': {'type': 'string', 'pattern': r'^[a-zA-Z0-9-_]+\Z',
                  'maxLength': 255},
         'description': {'type': ['string', 'null'], 'maxLength': 255},
         'uuid': {'type': 'string'},
@@ -241,17 +241,31 @@ ATTRIBUTE_POST = {
         'deployable_id': {'type': 'integer', 'minimum': 1,
                           'maximum': 2 ** 31 - 1},
         'key': {'type': 'string', 'minLength': 1, 'maxLength': 255,
-                'pattern': r'^\S(.*\S)?$'},
+                'pattern': r'^\S(.*\S)?\Z'},
         'value': {'type': 'string', 'minLength': 1, 'maxLength': 255},
     },
     'required': ['deployable_id', 'key', 'value'],
     'additionalProperties': False,
 }
 
+#: From 2.4 the deployable may be named by its uuid instead of its id.
+ATTRIBUTE_POST_2_4 = dict(ATTRIBUTE_POST, properties=dict(
+    ATTRIBUTE_POST['properties'],
+    deployable_uuid={'type': 'string', 'format': 'uuid'}),
+    required=['key', 'value'],
+    oneOf=[{'required': ['deployable_id']},
+           {'required': ['deployable_uuid']}])
 
-def attribute(body):
-    """The fields of a new attribute; a trait key needs a trait value."""
-    validate(ATTRIBUTE_POST, body)
+
+def attribute(body, by_uuid=False):
+    """The fields of a new attribute; a trait key needs a trait value.
+
+    :param by_uuid: accept ``deployable_uuid`` instead of the id (2.4).
+    """
+    validate(ATTRIBUTE_POST_2_4 if by_uuid else ATTRIBUTE_POST, body)
+    if 'deployable_uuid' in body and \
+            not uuidutils.is_uuid_like(body['deployable_uuid']):
+        raise exception.InvalidUUID(uuid=body['deployable_uuid'])
     if attribute_obj.is_trait_key(body['key']) and \
             not is_trait(body['value']):
         raise exception.Invalid(

@@ -26,9 +26,6 @@ class GlanceClient:
     @property
     def adapter(self):
         if self._adapter is None:
-            if not CONF.glance.auth_type:
-                raise exception.ImageUnavailable(
-                    image='any', reason='[glance] auth_type is not set')
             auth = ks_loading.load_auth_from_conf_options(CONF, 'glance')
             session = ks_loading.load_session_from_conf_options(
                 CONF, 'glance', auth=auth)
@@ -37,6 +34,10 @@ class GlanceClient:
         return self._adapter
 
     def _get(self, image, path, **kwargs):
+        if self._adapter is None and not CONF.glance.auth_type:
+            raise exception.ImageUnavailable(
+                image=image, reason='Glance is not configured here '
+                                    '([glance] auth_type is not set)')
         try:
             response = self.adapter.get(path, raise_exc=False, **kwargs)
         except ks_exc.ClientException as exc:
@@ -57,7 +58,7 @@ class GlanceClient:
         """
         found = self._get(image_id, '/v2/images/%s' % image_id).json()
         if found.get('status') != 'active':
-            raise exception.ImageUnavailable(
+            raise exception.ImageNotUsable(
                 image=image_id, reason='it is %s, not active' %
                 found.get('status'))
         return found
@@ -65,15 +66,19 @@ class GlanceClient:
     def image_for_function(self, function_id):
         """The one active image whose accel:function_id is ``function_id``.
 
-        :raises ImageNotFound: none or several match.
+        :raises ImageNotFound: none matches.
+        :raises AmbiguousImage: several match.
         """
         what = '%s=%s' % (FUNCTION_PROPERTY, function_id)
         found = self._get(what, '/v2/images', params={
             FUNCTION_PROPERTY: function_id, 'status': 'active'}
         ).json().get('images', [])
-        if len(found) != 1:
-            raise exception.ImageNotFound(
-                image='%s (%d images match)' % (what, len(found)))
+        if not found:
+            raise exception.ImageNotFound(image='with ' + what)
+        if len(found) > 1:
+            raise exception.AmbiguousImage(count=len(found),
+                                           prop=FUNCTION_PROPERTY,
+                                           value=function_id)
         return found[0]
 
     def download(self, image_id, directory):

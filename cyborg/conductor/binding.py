@@ -230,6 +230,18 @@ def start_bind(context, bindings, project_id=None):
     """
     session = context.session
     rows = _lock(session, bindings, project_id)
+    instances = {binding['instance_uuid'] for binding in bindings.values()}
+    # NOTE(binding): as upstream, no hot-add: an instance's ARQs are all
+    # bound in one request.
+    taken = session.scalars(
+        sa.select(models.AcceleratorRequest.instance_uuid)
+        .where(models.AcceleratorRequest.instance_uuid.in_(sorted(instances)),
+               models.AcceleratorRequest.uuid.not_in(list(bindings)))
+    ).first()
+    if taken is not None:
+        raise exception.Invalid(
+            reason='instance %s already has accelerator requests; bind all '
+                   'of an instance\'s in one request' % taken)
     by_rp = {}
     for uuid, row in rows.items():
         _check_transition(row, states.ARQ_BIND_STARTED)
@@ -296,8 +308,7 @@ def bind_job(context, uuid):
 
     :returns: dict with ``group`` (the profile group), ``host`` (the
         agent's), ``driver_name``, ``cpid`` ([type, info]), ``deployable``
-        (uuid, name, id, bitstream_id), ``handle`` (type, info, uuid) and
-        ``others`` (how many ARQs of other instances hold the deployable).
+        (uuid, name, id, bitstream_id) and ``handle`` (type, info, uuid).
     """
     session = context.session
     found = session.execute(
@@ -318,15 +329,7 @@ def bind_job(context, uuid):
     groups = json.loads(profile.profile_json).get('groups', [])
     device = dep.device
     cpid = device.controlpath_ids[0]
-    # NOTE(binding): ARQs of the same instance bound to this deployable
-    # want the same image; only other instances' bindings forbid loading
-    # a new one under them.
-    others = session.scalar(
-        sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
-        .where(models.AcceleratorRequest.deployable_id == dep.id,
-               models.AcceleratorRequest.state.in_(
-                   (states.ARQ_BIND_STARTED, states.ARQ_BOUND)),
-               models.AcceleratorRequest.instance_uuid != row.instance_uuid))
+
     return {
         'uuid': row.uuid,
         'group': groups[row.device_profile_group_id]
@@ -338,8 +341,25 @@ def bind_job(context, uuid):
         'handle': {'type': handle.attach_type,
                    'info': json.loads(handle.attach_info),
                    'uuid': handle.uuid},
-        'others': others,
     }
+
+
+@main.reader
+def others(context, uuid):
+    """How many ARQs of other instances hold the deployable ARQ ``uuid``
+    is binding to.
+
+    ARQs of the same instance on that deployable want the same image;
+    only other instances' bindings forbid loading a new one under them.
+    """
+    row = context.session.scalars(sa.select(models.AcceleratorRequest).where(
+        models.AcceleratorRequest.uuid == uuid)).one()
+    return context.session.scalar(
+        sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
+        .where(models.AcceleratorRequest.deployable_id == row.deployable_id,
+               models.AcceleratorRequest.state.in_(
+                   (states.ARQ_BIND_STARTED, states.ARQ_BOUND)),
+               models.AcceleratorRequest.instance_uuid != row.instance_uuid))
 
 
 @main.reader

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from cyborg import exception
 from cyborg import states
 from cyborg.clients import glance as glance_client
+from cyborg.conductor import binding
 from cyborg.db import models
 from cyborg.db.session import main
 
@@ -66,7 +67,7 @@ def _program(context, target, image_id, agent_api):
         raise exception.AgentUnavailable(
             host=target['host'], reason=type(exc).__name__) from exc
     except (exception.DriverError, exception.ImageNotFound,
-            exception.ImageUnavailable) as exc:
+            exception.ImageNotUsable, exception.ImageUnavailable) as exc:
         raise exception.ProgrammingFailed(uuid=target['uuid'],
                                           image=image_id,
                                           reason=str(exc)) from exc
@@ -81,13 +82,14 @@ def program(context, deployable_uuid, image_id, agent_api, glance=None):
         ImageUnavailable, AgentUnavailable, ProgrammingFailed,
         DriverOperationNotSupported: the database is unchanged.
     """
-    target = _target(context, deployable_uuid)
-    if target['in_use']:
-        raise exception.DeployableInUse(uuid=deployable_uuid,
-                                        count=target['in_use'])
     glance = glance or glance_client.GlanceClient()
     image_id = glance.image(image_id)['id']
-    _program(context, target, image_id, agent_api)
+    with lockutils.lock('program-%s' % deployable_uuid):
+        target = _target(context, deployable_uuid)
+        if target['in_use']:
+            raise exception.DeployableInUse(uuid=deployable_uuid,
+                                            count=target['in_use'])
+        _program(context, target, image_id, agent_api)
 
 
 def bind(context, job, agent_api, glance=None):
@@ -106,9 +108,10 @@ def bind(context, job, agent_api, glance=None):
             with lockutils.lock('program-%s' % dep['uuid']):
                 current = _target(context, dep['uuid'])
                 if image_id != current['bitstream_id']:
-                    if job['others']:
+                    others = binding.others(context, job['uuid'])
+                    if others:
                         raise exception.DeployableInUse(
-                            uuid=dep['uuid'], count=job['others'])
+                            uuid=dep['uuid'], count=others)
                     _program(context, current, image_id, agent_api)
         if handle['type'] in states.PREPARED_HANDLE_TYPES:
             agent_api.prepare_handle(context, job['host'], job['driver_name'],
@@ -117,6 +120,10 @@ def bind(context, job, agent_api, glance=None):
     except (exception.CyborgException, messaging.MessagingException) as exc:
         LOG.warning('Bind of ARQ %s failed on %s: %s', job['uuid'],
                     job['host'], exc)
+        return False
+    except Exception:  # noqa: BLE001 - the ARQ must not stay BindStarted
+        LOG.exception('Bind of ARQ %s failed on %s', job['uuid'],
+                      job['host'])
         return False
     return True
 

@@ -207,17 +207,22 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def bind_arqs(self, context, bindings, project_id=None):
         started, failed = binding.start_bind(context, bindings, project_id)
-        if failed:
-            self._tell_nova({uuid: (bindings[uuid]['instance_uuid'],
-                                    states.ARQ_BIND_FAILED)
-                             for uuid in failed})
-        if started:
-            conductor_rpcapi.ConductorAPI().finish_binds(context, started)
+        if started or failed:
+            # NOTE(conductor): the API answers 202 at once; Nova hears of
+            # failed binds too from the cast, never while it waits.
+            conductor_rpcapi.ConductorAPI().finish_binds(
+                context, started, failed={
+                    uuid: bindings[uuid]['instance_uuid'] for uuid in failed})
         return started
 
-    def finish_binds(self, context, uuids):
-        """Host-side work of each bind, then Bound, then Nova's event."""
-        results = {}
+    def finish_binds(self, context, uuids, failed=None):
+        """Host-side work of each bind, then Bound, then Nova's event.
+
+        :param failed: ARQ uuid -> instance of binds that already failed
+            (no free handle): Nova only needs to hear of them.
+        """
+        results = {uuid: (instance, states.ARQ_BIND_FAILED)
+                   for uuid, instance in (failed or {}).items()}
         for uuid in uuids:
             job = binding.bind_job(context, uuid)
             if job is None:

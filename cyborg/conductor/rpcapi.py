@@ -22,7 +22,8 @@ class ConductorAPI:
     * 1.4 - accelerator requests: create_arqs, get_arq, list_arqs,
       bind_arqs, finish_binds, unbind_arqs, delete_arqs.
     * 1.5 - create_attribute, delete_attribute, program_deployable;
-      list_arqs checks resolution and pages.
+      list_arqs checks resolution and pages; finish_binds takes the
+      binds that failed at once, to tell Nova.
     """
 
     RPC_API_VERSION = '1.5'
@@ -138,10 +139,17 @@ class ConductorAPI:
         return cctxt.call(context, 'bind_arqs', bindings=bindings,
                           project_id=project_id)
 
-    def finish_binds(self, context, uuids):
-        """Have a conductor do the host-side work and tell Nova."""
-        cctxt = self.client.prepare(version='1.4')
-        cctxt.cast(context, 'finish_binds', uuids=uuids)
+    def finish_binds(self, context, uuids, failed=None):
+        """Have a conductor do the host-side work and tell Nova.
+
+        :param failed: ARQ uuid -> instance of binds that already failed.
+        """
+        if not failed:
+            cctxt = self.client.prepare(version='1.4')
+            cctxt.cast(context, 'finish_binds', uuids=uuids)
+            return
+        cctxt = self.client.prepare(version='1.5')
+        cctxt.cast(context, 'finish_binds', uuids=uuids, failed=failed)
 
     def unbind_arqs(self, context, uuids, project_id=None):
         cctxt = self.client.prepare(version='1.4')

@@ -18,6 +18,9 @@ _DEFAULTS = {'service_type': 'compute',
 
 def register_opts(conf):
     utils.register_ksa_opts(conf, GROUP, _DEFAULTS)
+    # NOTE(nova): a Nova that never answers must not hold a conductor
+    # thread for ever; the events are not retried, so this bounds the loss.
+    conf.set_default('timeout', 30, group=GROUP.name)
 
 
 def list_opts():

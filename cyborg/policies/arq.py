@@ -11,12 +11,13 @@ _COLLECTION = '/v2/accelerator_requests'
 _ONE = '/v2/accelerator_requests/{accelerator_request_uuid}'
 
 
-def _rule(name, check_str, description, operations):
+def _rule(name, check_str, description, operations,
+          deprecated='rule:admin_or_owner'):
     return policy.DocumentedRuleDefault(
         name=name, check_str=check_str, description=description,
         operations=operations, scope_types=['project'],
         deprecated_rule=policy.DeprecatedRule(
-            name, 'rule:admin_or_owner', deprecated_reason=_REASON,
+            name, deprecated, deprecated_reason=_REASON,
             deprecated_since=_SINCE))
 
 
@@ -28,7 +29,8 @@ _RULES = [
           'Show an accelerator request.', [{'method': 'GET', 'path': _ONE}]),
     _rule('cyborg:arq:create', base.PROJECT_MEMBER_OR_SERVICE,
           'Create accelerator requests from a device profile.',
-          [{'method': 'POST', 'path': _COLLECTION}]),
+          [{'method': 'POST', 'path': _COLLECTION}],
+          deprecated=base.PROJECT_MEMBER_OR_ADMIN),
     _rule('cyborg:arq:update', base.PROJECT_MEMBER_OR_SERVICE,
           'Bind or unbind accelerator requests (also needs a service '
           'token, see [api] binding_service_roles).',

@@ -11,12 +11,14 @@ import wsme.types as wtypes
 from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
+from cyborg.api import microversion
 from cyborg.api import paging
 from cyborg.api import validation
 from cyborg.api.types import attribute as attribute_types
 from cyborg.api.types import base as types_base
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.objects import attribute as attribute_obj
+from cyborg.objects import deployable as deployable_obj
 
 _SORT_KEYS = ('id', 'uuid', 'deployable_id', 'key', 'created_at',
               'updated_at')
@@ -29,6 +31,17 @@ def _deployable_id(value):
     return int(value)
 
 
+def _by_uuid(context, uuid):
+    """The id of the deployable ``uuid``; 400 when there is none."""
+    if not uuidutils.is_uuid_like(uuid):
+        raise exception.InvalidUUID(uuid=uuid)
+    try:
+        return deployable_obj.Deployable.get(context, uuid).id
+    except exception.DeployableNotFound:
+        raise exception.Invalid(
+            reason='deployable %s does not exist' % uuid) from None
+
+
 def _check_uuid(uuid):
     if not uuidutils.is_uuid_like(uuid):
         raise exception.AttributeNotFound(uuid=uuid)
@@ -39,10 +52,12 @@ class AttributesController(rest.RestController):
     operators add their own."""
 
     @expose.expose(attribute_types.AttributeCollection, wtypes.text,
-                   wtypes.text, ignore_extra_args=True)
-    def get_all(self, deployable_id=None, key=None):
-        types_base.check_query(pecan.request.params,
-                               ('deployable_id', 'key') + paging.params())
+                   wtypes.text, wtypes.text, ignore_extra_args=True)
+    def get_all(self, deployable_id=None, key=None, deployable_uuid=None):
+        since_2_4 = microversion.at_least(2, 4)
+        types_base.check_query(
+            pecan.request.params, ('deployable_id', 'key') +
+            (('deployable_uuid',) if since_2_4 else ()) + paging.params())
         pages = paging.parse(_SORT_KEYS)
         filters = {}
         if deployable_id is not None:
@@ -51,6 +66,11 @@ class AttributesController(rest.RestController):
             filters['key'] = key
         context = pecan.request.context
         policy.authorize('cyborg:attribute:get_all', None, context)
+        if deployable_uuid is not None:
+            if 'deployable_id' in filters:
+                raise exception.Invalid(reason='give deployable_id or '
+                                               'deployable_uuid, not both')
+            filters['deployable_id'] = _by_uuid(context, deployable_uuid)
         found = attribute_obj.Attribute.list(context, filters=filters or None,
                                              **pages)
         return attribute_types.AttributeCollection.from_objects(
@@ -72,9 +92,13 @@ class AttributesController(rest.RestController):
         """Create from ``{"deployable_id", "key", "value"}``; 201."""
         context = pecan.request.context
         policy.authorize('cyborg:attribute:create', None, context)
-        fields = validation.attribute(validation.json_body(pecan.request))
+        fields = validation.attribute(validation.json_body(pecan.request),
+                                      by_uuid=microversion.at_least(2, 4))
+        deployable_id = fields.get('deployable_id')
+        if deployable_id is None:
+            deployable_id = _by_uuid(context, fields['deployable_uuid'])
         created = conductor_rpcapi.ConductorAPI().create_attribute(
-            context, fields['deployable_id'], fields['key'], fields['value'])
+            context, deployable_id, fields['key'], fields['value'])
         view = attribute_types.Attribute.from_object(created)
         pecan.response.status = 201
         pecan.response.location = view.links[0].href

@@ -137,3 +137,34 @@ def test_paging_from_2_4(api, node):
     assert [a['key'] for a in page['attributes']] == ['rc']
     assert 'marker=' in page['next']
     api.get(URL + '?limit=1', headers=ADMIN, status=400)
+
+
+def test_deployable_named_by_uuid_from_2_4(api, node):
+    headers = dict(ADMIN, **version_header('accelerator 2.4'))
+    dep_uuid = node['deployable']['uuid']
+    created = api.post_json(URL, {'deployable_uuid': dep_uuid,
+                                  'key': 'rack', 'value': 'r2'},
+                            headers=headers, status=201).json
+    assert created['deployable_id'] == node['id']
+    found = api.get(URL + '?key=rack&deployable_uuid=' + dep_uuid,
+                    headers=headers).json['attributes']
+    assert [a['uuid'] for a in found] == [created['uuid']]
+    for body in ({'deployable_uuid': dep_uuid, 'deployable_id': node['id'],
+                  'key': 'k', 'value': 'v'},
+                 {'key': 'k', 'value': 'v'},
+                 {'deployable_uuid': 'nope', 'key': 'k', 'value': 'v'},
+                 {'deployable_uuid': str(uuid.uuid4()), 'key': 'k',
+                  'value': 'v'}):
+        api.post_json(URL, body, headers=headers, status=400)
+    # Before 2.4 the uuid is unknown, as upstream.
+    api.post_json(URL, {'deployable_uuid': dep_uuid, 'key': 'k',
+                        'value': 'v'}, headers=ADMIN, status=400)
+    api.get(URL + '?deployable_uuid=' + dep_uuid, headers=ADMIN, status=400)
+    api.get(URL + '?deployable_uuid=%s&deployable_id=%d'
+            % (dep_uuid, node['id']), headers=headers, status=400)
+
+
+def test_keys_with_trailing_whitespace_are_400(api, node):
+    for key in ('rack\n', 'rack ', '\track'):
+        api.post_json(URL, {'deployable_id': node['id'], 'key': key,
+                            'value': 'r1'}, headers=ADMIN, status=400)

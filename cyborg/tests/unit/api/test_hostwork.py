@@ -175,6 +175,16 @@ def test_fpga_bind_fails_without_one_image(api, host, ctx, group):
     assert dbapi.deployables.get(ctx, host['pac'].uuid).bitstream_id is None
 
 
+def test_fpga_bind_fails_when_several_images_have_the_function(api, host):
+    for _ in range(2):
+        host['glance'].add(**{'accel:function_id': 'twice'})
+    profile = _profile(api, [{'resources:FPGA': '1',
+                              'accel:function_id': 'twice'}])
+    _instance, (arq,) = _boot(api, profile, host['pac'].rp_uuid)
+    assert arq['state'] == states.ARQ_BIND_FAILED
+    assert not os.path.exists(host['fpgaconf'])
+
+
 def _program_body(image):
     return [{'op': 'replace', 'path': '/program',
              'value': [{'image_uuid': image}]}]
@@ -240,6 +250,13 @@ def test_program_api_bad_bodies_are_400(api, host, body):
     api.patch_json(_program_url(host['pac'].uuid), body, headers=ADMIN,
                    status=400)
     assert not os.path.exists(host['fpgaconf'])
+
+
+def test_program_api_refuses_an_inactive_image(api, host):
+    image = host['glance'].add(status='queued')
+    resp = api.patch_json(_program_url(host['pac'].uuid),
+                          _program_body(image), headers=ADMIN, status=400)
+    assert 'queued, not active' in fault(resp)['faultstring']
 
 
 def test_program_api_missing_things(api, host):
