@@ -4,11 +4,11 @@ import os
 import tempfile
 
 from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from cyborg import exception
+from cyborg.clients import adapter as ksa_adapter
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -26,11 +26,7 @@ class GlanceClient:
     @property
     def adapter(self):
         if self._adapter is None:
-            auth = ks_loading.load_auth_from_conf_options(CONF, 'glance')
-            session = ks_loading.load_session_from_conf_options(
-                CONF, 'glance', auth=auth)
-            self._adapter = ks_loading.load_adapter_from_conf_options(
-                CONF, 'glance', session=session, auth=auth)
+            self._adapter = ksa_adapter.from_conf('glance')
         return self._adapter
 
     def _get(self, image, path, **kwargs):

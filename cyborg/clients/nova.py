@@ -1,9 +1,10 @@
 """The one Nova client: tells Nova that accelerator requests are bound."""
 
 from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_log import log as logging
+
+from cyborg.clients import adapter as ksa_adapter
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -27,11 +28,7 @@ class NovaClient:
     @property
     def adapter(self):
         if self._adapter is None:
-            auth = ks_loading.load_auth_from_conf_options(CONF, 'nova')
-            session = ks_loading.load_session_from_conf_options(
-                CONF, 'nova', auth=auth)
-            self._adapter = ks_loading.load_adapter_from_conf_options(
-                CONF, 'nova', session=session, auth=auth)
+            self._adapter = ksa_adapter.from_conf('nova')
         return self._adapter
 
     def bound(self, instance_uuid, results):

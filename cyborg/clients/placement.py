@@ -4,11 +4,11 @@ import threading
 import urllib.parse
 
 from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from cyborg import exception
+from cyborg.clients import adapter as ksa_adapter
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -27,14 +27,6 @@ _CUSTOM = 'CUSTOM_'
 def configured():
     """Whether [placement] names an auth plugin to reach Placement with."""
     return bool(CONF.placement.auth_type)
-
-
-def _adapter():
-    auth = ks_loading.load_auth_from_conf_options(CONF, 'placement')
-    session = ks_loading.load_session_from_conf_options(CONF, 'placement',
-                                                        auth=auth)
-    return ks_loading.load_adapter_from_conf_options(
-        CONF, 'placement', session=session, auth=auth)
 
 
 def _error(response):
@@ -65,7 +57,7 @@ class PlacementClient:
     @property
     def adapter(self):
         if self._adapter is None:
-            self._adapter = _adapter()
+            self._adapter = ksa_adapter.from_conf('placement')
         return self._adapter
 
     def _request(self, method, url, body=None, ok=(200,)):

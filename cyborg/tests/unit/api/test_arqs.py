@@ -4,15 +4,14 @@
 import json
 import uuid
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 import pytest
 
 from cyborg import context as cyborg_context
-from cyborg import service
 from cyborg import states
 from cyborg.conductor import binding
 from cyborg.db import api as dbapi
+from cyborg.tests import fake_services
 from cyborg.tests import processes
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
@@ -273,23 +272,13 @@ class _FakeNova:
 
 def test_nova_is_told_when_arqs_are_bound(api, node, override):
     nova = _FakeNova()
-    server = service.WSGIService('nova', nova, '127.0.0.1', 0, 2)
-    server.start()
-    try:
-        CONF.register_opts(
-            ks_loading.get_auth_plugin_conf_options('admin_token'),
-            group='nova')
-        override('auth_type', 'admin_token', group='nova')
-        override('endpoint', server.url, group='nova')
-        override('token', 'nova-token', group='nova')
+    with fake_services.serving_app(nova, 'nova', override):
         arqs = _create(api)
         instance = str(uuid.uuid4())
         api.patch_json(URL, {a['uuid']: _bind_ops(node, instance)
                              for a in arqs}, headers=NOVA, status=202)
         _wait_resolved(api, instance)
         processes.wait_for(lambda: nova.events, 10, what='the event')
-    finally:
-        server.stop()
     ((path, version, events),) = nova.events
     assert path.endswith('/os-server-external-events')
     assert version == 'compute 2.82'

@@ -10,7 +10,7 @@ from cyborg import context as cyborg_context
 from cyborg import states
 from cyborg.conf import gpu
 from cyborg.db import api as dbapi
-from cyborg.tests import glance as fake_glance
+from cyborg.tests import fake_services
 from cyborg.tests.fixtures import gpu_fpga_hosts as cards
 from cyborg.tests.fixtures import mixed_host
 from cyborg.tests.fixtures import pci_hosts
@@ -46,7 +46,7 @@ def host(stack, api, override, tmp_path):
     tool, record = cards.fake_tool(tmp_path, 'fpgaconf')
     override('fpgaconf_path', tool, group='fpga')
     with pci_hosts.privsep_in_process(), \
-            fake_glance.serving(override) as glance:
+            fake_services.serving(override) as glance:
         agent = stack(HOST)
         agent.report()
         deployables = dbapi.deployables.list(

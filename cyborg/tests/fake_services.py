@@ -1,4 +1,4 @@
-"""A fake Glance image API (Glance cannot run here) for programming tests."""
+"""Fake Glance (it cannot run here), and serving fakes to our clients."""
 
 import contextlib
 import json
@@ -55,18 +55,26 @@ class FakeGlance:
 
 
 @contextlib.contextmanager
-def serving(override):
-    """A FakeGlance on a free port, and [glance] pointing at it."""
-    glance = FakeGlance()
-    server = service.WSGIService('glance', glance, '127.0.0.1', 0, 4)
+def serving_app(app, group, override):
+    """Serve ``app`` on a free port and point the keystoneauth options of
+    ``group`` at it (admin_token auth, any token)."""
+    server = service.WSGIService(group, app, '127.0.0.1', 0, 4)
     server.start()
     try:
         CONF.register_opts(
             ks_loading.get_auth_plugin_conf_options('admin_token'),
-            group='glance')
-        override('auth_type', 'admin_token', group='glance')
-        override('endpoint', server.url, group='glance')
-        override('token', 'glance-token', group='glance')
-        yield glance
+            group=group)
+        override('auth_type', 'admin_token', group=group)
+        override('endpoint', server.url, group=group)
+        override('token', '%s-token' % group, group=group)
+        yield server
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def serving(override):
+    """A FakeGlance on a free port, and [glance] pointing at it."""
+    glance = FakeGlance()
+    with serving_app(glance, 'glance', override):
+        yield glance
