@@ -1,5 +1,6 @@
 """Runs Cyborg's console scripts as real processes for the tests."""
 
+import concurrent.futures
 import os
 import signal
 import socket
@@ -45,15 +46,32 @@ def run(name, *args, timeout=60):
 
 
 class Process:
-    """A long-running Cyborg service whose output goes to a log file."""
+    """A long-running process whose output goes to a log file.
 
-    def __init__(self, name, config_file, log_dir):
+    ``command`` defaults to the console script ``name`` reading
+    ``config_file``; ``stop_signal`` is what stop() sends unless told.
+    """
+
+    def __init__(self, name, config_file, log_dir, command=None,
+                 stop_signal=signal.SIGTERM):
         self.name = name
+        self.command = command or [script(name), '--config-file',
+                                   str(config_file)]
+        self.stop_signal = stop_signal
         self.log_path = os.path.join(str(log_dir), '%s.log' % name)
-        self._log = open(self.log_path, 'w')
+        open(self.log_path, 'w').close()
+        self.start()
+
+    def start(self):
+        """Start the process; ``offset`` is where its output begins in the
+        log, which a restart appends to."""
+        self.offset = os.path.getsize(self.log_path)
+        self.signalled = False
+        self._log = open(self.log_path, 'a')
         self.proc = subprocess.Popen(
-            [script(name), '--config-file', str(config_file)],
-            stdout=self._log, stderr=subprocess.STDOUT, text=True)
+            self.command, stdout=self._log, stderr=subprocess.STDOUT,
+            text=True)
+        return self
 
     def log(self):
         with open(self.log_path) as log:
@@ -62,10 +80,17 @@ class Process:
     def alive(self):
         return self.proc.poll() is None
 
-    def stop(self, sig=signal.SIGTERM, timeout=30):
-        """Signal the process and return its exit code."""
+    def signal(self, sig=None):
+        """Send ``sig``, or ``stop_signal`` if not sent yet; do not wait."""
+        if self.alive() and (sig is not None or not self.signalled):
+            self.proc.send_signal(sig or self.stop_signal)
+            self.signalled = True
+
+    def stop(self, sig=None, timeout=30):
+        """Signal the process (unless signal() did) and return its exit code.
+        """
         if self.alive():
-            self.proc.send_signal(sig)
+            self.signal(sig)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -93,41 +118,55 @@ def wait_for(predicate, timeout, interval=0.2, what='condition'):
                          % (timeout, what, last_error))
 
 
-def stack_configs(tmp_path, host, db_url, transport_url, agent_sections):
+def stack_configs(tmp_path, host, db_url, transport_url, agent_sections,
+                  extra=None):
     """Config files of a conductor, an agent on ``host`` and a noauth API.
 
     The schema is brought to head on ``db_url``; only the conductor's file
     names the database.
 
     :param agent_sections: the agent's sections besides [DEFAULT].
+    :param extra: sections every file gets, as from a shared cyborg.conf.
     :returns: ``({console script: config file}, API port)``
     """
     port = free_port()
     common = {'transport_url': transport_url, 'state_path': str(tmp_path)}
-    confs = {
-        'cyborg-conductor': write_config(tmp_path / 'conductor.conf', {
+    files = {
+        'cyborg-conductor': {
             'DEFAULT': dict(common, host='ctl-1'),
             'database': {'connection': db_url},
             'conductor': {'heartbeat_interval': 2},
-        }),
-        'cyborg-agent': write_config(tmp_path / 'agent.conf', dict(
-            agent_sections, DEFAULT=dict(common, host=host))),
-        'cyborg-api': write_config(tmp_path / 'api.conf', {
+        },
+        'cyborg-agent': dict(agent_sections, DEFAULT=dict(common, host=host)),
+        'cyborg-api': {
             'DEFAULT': dict(common, host='api-1'),
             'api': {'host_ip': '127.0.0.1', 'port': port,
                     'auth_strategy': 'noauth'},
-        }),
+        },
     }
+    confs = {}
+    for name, sections in files.items():
+        for section, options in (extra or {}).items():
+            sections[section] = dict(sections.get(section, {}), **options)
+        confs[name] = write_config(
+            tmp_path / ('%s.conf' % name.split('-', 1)[1]), sections)
     synced = run('cyborg-dbsync', '--config-file', confs['cyborg-conductor'],
                  'upgrade')
     assert synced.returncode == 0, synced.stderr
     return confs, port
 
 
-def stop_cleanly(procs):
-    """Stop processes in reverse order; each must exit 0 without a trace.
+def stop_cleanly(procs, steps=None):
+    """Stop processes; each must exit 0 without a trace.
+
+    :param steps: lists of ``procs`` whose processes stop at once, one list
+        after the other; by default one process at a time, last first.
     """
-    codes = {p.name: p.stop() for p in reversed(procs)}
+    codes = {}
+    for step in steps or [[p] for p in reversed(procs)]:
+        with concurrent.futures.ThreadPoolExecutor(len(step)) as pool:
+            codes.update(zip([p.name for p in step],
+                             pool.map(lambda p: p.stop(), step), strict=True))
     logs = {p.name: p.log() for p in procs}
     for name, code in codes.items():
         assert code == 0, '%s exited %s:\n%s' % (name, code,

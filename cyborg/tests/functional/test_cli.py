@@ -1,21 +1,16 @@
 """The ``openstack accelerator`` CLI, both flavours, run as a user runs it."""
 
-import contextlib
-import http.server
 import json
 import os
-import signal
 import subprocess
 import sys
-import threading
 import uuid
 
 import pytest
 import requests
 
-from cyborg import embedded_placement
 from cyborg.api import hooks
-from cyborg.tests import backends
+from cyborg.tests import deployments
 from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
@@ -93,165 +88,30 @@ def explain(cli, done):
 # --- The deployments ---------------------------------------------------------
 
 
-def _deployable(url):
-    """The fake driver's deployable, once it has its provider."""
-    resp = requests.get(url + '/v2/deployables', timeout=10)
-    if resp.status_code != 200:
-        return None
-    found = resp.json()['deployables']
-    return found[0] if len(found) == 1 and found[0]['rp_uuid'] else None
-
-
-@contextlib.contextmanager
-def _all_in_one(tmp_path):
-    port, placement_port = processes.free_port(), processes.free_port()
-    conf = processes.write_config(tmp_path / 'aio.conf', {
-        'DEFAULT': {'state_path': str(tmp_path / 'state'), 'host': 'aio'},
-        'api': {'port': port},
-        'embedded_placement': {'port': placement_port},
-    })
-    proc = processes.Process('cyborg-all-in-one', conf, tmp_path)
-    url = 'http://127.0.0.1:%d' % port
-    try:
-        processes.wait_for(lambda: _deployable(url), TIMEOUT, interval=0.1,
-                           what='the fake deployable')
-        yield {'url': url, 'host': 'aio'}
-    finally:
-        code = proc.stop(signal.SIGINT)
-    assert code == 0, proc.log()[-4000:]
-    assert 'Traceback' not in proc.log(), proc.log()
-
-
-class PlacementProcess:
-    """``python -m cyborg.tests.placement`` with the compute node's root."""
-
-    def __init__(self, connection, host, log_dir):
-        self.url = 'http://127.0.0.1:%d' % processes.free_port()
-        self.log_path = os.path.join(str(log_dir), 'placement.log')
-        self._log = open(self.log_path, 'w')
-        self.proc = subprocess.Popen(
-            [sys.executable, '-m', 'cyborg.tests.placement', '--connection',
-             connection, '--port', self.url.rsplit(':', 1)[1],
-             '--compute-node', host],
-            stdout=self._log, stderr=subprocess.STDOUT, text=True)
-
-    def log(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def wait_listening(self):
-        def listening():
-            if self.proc.poll() is not None:
-                raise AssertionError('Placement exited %s:\n%s'
-                                     % (self.proc.returncode, self.log()))
-            return 'Placement listening on' in self.log()
-
-        processes.wait_for(listening, TIMEOUT, what='Placement to listen')
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-        return self.proc.returncode
-
-
-@contextlib.contextmanager
-def _services(tmp_path):
-    host = 'node-%s' % uuid.uuid4().hex[:8]
-    with backends.temp_database('mysql') as db_url, \
-            backends.temp_database('mysql') as placement_db, \
-            backends.temp_rabbit_vhost() as transport_url:
-        placement = PlacementProcess(placement_db, host, tmp_path)
-        procs = []
-        try:
-            confs, port = processes.stack_configs(
-                tmp_path, host, db_url, transport_url, {
-                    'agent': {'enabled_drivers': 'fake_driver',
-                              'report_interval': 1},
-                    'fake_driver': {'device_count': 1,
-                                    'accelerators_per_device': 4},
-                    'placement': {'auth_type': 'admin_token',
-                                  'endpoint': placement.url,
-                                  'token': embedded_placement.ADMIN_TOKEN},
-                })
-            placement.wait_listening()
-            procs.append(processes.Process(
-                'cyborg-conductor', confs['cyborg-conductor'], tmp_path))
-            # NOTE(tests): an agent report sent before the conductor
-            # listens waits out the RPC timeout.
-            processes.wait_for(lambda: 'started on host' in procs[0].log(),
-                               TIMEOUT, what='the conductor to listen')
-            procs += [processes.Process(name, confs[name], tmp_path)
-                      for name in ('cyborg-agent', 'cyborg-api')]
-            url = 'http://127.0.0.1:%d' % port
-            processes.wait_for(lambda: _deployable(url), TIMEOUT,
-                               what='the fake deployable in Placement')
-            yield {'url': url, 'host': host}
-        finally:
-            if procs:
-                processes.stop_cleanly(procs)
-            code = placement.stop()
-        assert code == 0, placement.log()[-4000:]
-        assert 'Traceback' not in placement.log(), placement.log()
-
-
-@pytest.fixture(scope='module', params=['all-in-one', 'services'])
+@pytest.fixture(scope='module', params=deployments.KINDS)
 def target(request, tmp_path_factory):
     """The embedded default, or API, conductor and agent as processes."""
-    start = _all_in_one if request.param == 'all-in-one' else _services
-    with start(tmp_path_factory.mktemp(request.param)) as found:
+    with deployments.start(request.param,
+                           tmp_path_factory.mktemp(request.param)) as found:
         yield found
 
 
 @pytest.fixture(params=FLAVOURS)
 def cli(request, cli_venvs, target):
-    return Cli(request.param, cli_venvs[request.param], target['url'])
-
-
-class _Servers(http.server.BaseHTTPRequestHandler):
-    """Just enough of Nova's API for the CLI to look a server up."""
-
-    def do_GET(self):
-        parts = self.path.split('?')[0].strip('/').split('/')
-        if len(parts) == 3 and parts[1] == 'servers':
-            body = {'server': {'id': parts[2], 'name': 'vm'}}
-        else:
-            body = {'version': {
-                'id': 'v2.1', 'status': 'CURRENT', 'version': '2.96',
-                'min_version': '2.1', 'links': [{
-                    'rel': 'self', 'href': 'http://%s/v2.1/'
-                    % self.headers['Host']}]}}
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+    return Cli(request.param, cli_venvs[request.param], target.url)
 
 
 @pytest.fixture(scope='module')
-def nova_url():
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Servers)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield 'http://127.0.0.1:%d/v2.1' % server.server_address[1]
-    server.shutdown()
-    server.server_close()
+def nova():
+    with deployments.FakeNova() as fake:
+        yield fake
 
 
 # --- Helpers -----------------------------------------------------------------
 
 
 def _api(target, method, path, **kwargs):
-    return requests.request(method, target['url'] + '/v2' + path,
+    return requests.request(method, target.url + '/v2' + path,
                             timeout=30, **kwargs)
 
 
@@ -285,21 +145,21 @@ def _arq_state(target, arq):
 def test_device_list_and_show(cli, target):
     listed = cli.json('accelerator', 'device', 'list')
     assert [(d['hostname'], d['type'], d['vendor']) for d in listed] == [
-        (target['host'], 'FPGA', '0xABCD')]
+        (target.host, 'FPGA', '0xABCD')]
     # NOTE(tests): the in-tree client shows status only if asked for 2.3,
     # which cyborgclient asks for by default.
     shown = cli.json('accelerator', 'device', 'show', listed[0]['uuid'],
                      version='2.3')
     assert shown['uuid'] == listed[0]['uuid']
     assert (shown['hostname'], shown['model'], shown['status']) == (
-        target['host'], 'Fake FPGA', 'inactive')
+        target.host, 'Fake FPGA', 'inactive')
     assert json.loads(shown['std_board_info']) == json.loads(
         listed[0]['std_board_info'])
 
 
 def test_deployable_list_and_show(cli, target):
     listed = cli.json('accelerator', 'deployable', 'list')
-    assert [d['name'] for d in listed] == ['%s_FakeDevice' % target['host']]
+    assert [d['name'] for d in listed] == ['%s_FakeDevice' % target.host]
     shown = cli.json('accelerator', 'deployable', 'show', listed[0]['uuid'])
     assert (shown['uuid'], shown['name']) == (listed[0]['uuid'],
                                               listed[0]['name'])
@@ -361,17 +221,18 @@ def test_arq_create_list_show_delete(cli, target, profile):
                 '/accelerator_requests/%s' % arq).status_code == 404
 
 
-def test_arq_bind_unbind_delete(cli, target, profile, nova_url):
+def test_arq_bind_unbind_delete(cli, target, profile, nova):
     # NOTE(tests): made as Nova makes it, so that binding is tested apart
     # from the CLI's create.
     made = _api(target, 'POST', '/accelerator_requests',
                 json={'device_profile_name': profile['name']})
     assert made.status_code == 201, made.text
     (arq,) = [a['uuid'] for a in made.json()['arqs']]
-    rp_uuid = _deployable(target['url'])['rp_uuid']
+    (deployable,) = target.deployables()
+    rp_uuid = deployable['rp_uuid']
     instance = str(uuid.uuid4())
 
-    bind = ['accelerator', 'arq', 'bind', arq, target['host'], instance,
+    bind = ['accelerator', 'arq', 'bind', arq, target.host, instance,
             rp_uuid]
     env = None
     if cli.flavour == 'legacy':
@@ -380,12 +241,12 @@ def test_arq_bind_unbind_delete(cli, target, profile, nova_url):
     else:
         # NOTE(tests): the in-tree client asks Nova for the server first;
         # without a catalog its endpoint is given like the CLI's own.
-        env = {'OS_COMPUTE_ENDPOINT_OVERRIDE': nova_url}
+        env = {'OS_COMPUTE_ENDPOINT_OVERRIDE': nova.url}
     started = cli.json(*bind, env=env)
     assert started['uuid'] == arq
     assert started['state'] in ('BindStarted', 'Bound')
     assert (started['hostname'], started['device_rp_uuid'],
-            started['instance_uuid']) == (target['host'], rp_uuid, instance)
+            started['instance_uuid']) == (target.host, rp_uuid, instance)
 
     processes.wait_for(lambda: _arq_state(target, arq) in ('Bound',
                                                            'BindFailed'),
@@ -394,7 +255,7 @@ def test_arq_bind_unbind_delete(cli, target, profile, nova_url):
     assert (bound['state'], bound['attach_handle_type'],
             bound['attach_handle_info']) == ('Bound', 'TEST_PCI', PCI)
     assert (bound['hostname'], bound['device_rp_uuid'],
-            bound['instance_uuid']) == (target['host'], rp_uuid, instance)
+            bound['instance_uuid']) == (target.host, rp_uuid, instance)
     listed = {a['uuid']: a for a in
               cli.json('accelerator', 'arq', 'list', '--long')}
     assert listed[arq] == {key: bound[key] for key in listed[arq]}

@@ -1,29 +1,20 @@
-"""openstacksdk's accelerator proxy against the embedded default."""
+"""openstacksdk's accelerator proxy against both deployments."""
 
-import signal
 import uuid
 
 from openstack import connection
 from openstack import exceptions as sdk_exc
 import pytest
-import requests
 
-from cyborg.tests import processes
+from cyborg.tests import deployments
 
 pytestmark = pytest.mark.functional
 
-HOST = 'aio'
 GROUPS = [{'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]
+# NOTE(tests): the embedded default's fake device has 16 handles; the
+# services get as many, so that both answer alike.
+HANDLES = 16
 TIMEOUT = 30
-
-
-def _deployable(url):
-    """The fake driver's deployable, once its provider uuid is known."""
-    resp = requests.get(url + '/v2/deployables', timeout=5)
-    if resp.status_code != 200:
-        return None
-    found = resp.json()['deployables']
-    return found[0] if len(found) == 1 and found[0]['rp_uuid'] else None
 
 
 def _connect(url, **options):
@@ -34,30 +25,23 @@ def _connect(url, **options):
         **options)
 
 
+@pytest.fixture(scope='module', params=deployments.KINDS)
+def target(request, tmp_path_factory):
+    """The embedded default, or API, conductor and agent as processes."""
+    with deployments.start(request.param,
+                           tmp_path_factory.mktemp(request.param),
+                           handles=HANDLES) as found:
+        yield found
+
+
 @pytest.fixture(scope='module')
-def aio(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp('clients')
-    port, placement_port = processes.free_port(), processes.free_port()
-    conf = processes.write_config(tmp_path / 'aio.conf', {
-        'DEFAULT': {'state_path': str(tmp_path / 'state'), 'host': HOST},
-        'api': {'port': port},
-        'embedded_placement': {'port': placement_port},
-    })
-    proc = processes.Process('cyborg-all-in-one', conf, tmp_path)
-    url = 'http://127.0.0.1:%d' % port
-    try:
-        processes.wait_for(lambda: _deployable(url), TIMEOUT,
-                           interval=0.1, what='the fake deployable')
-        yield {'url': url, 'conn': _connect(url), 'proc': proc}
-    finally:
-        code = proc.stop(signal.SIGINT)
-    assert code == 0, proc.log()
-    assert 'Traceback' not in proc.log()
+def conn(target):
+    return _connect(target.url)
 
 
 @pytest.fixture
-def accel(aio):
-    return aio['conn'].accelerator
+def accel(conn):
+    return conn.accelerator
 
 
 @pytest.fixture
@@ -77,17 +61,17 @@ def _rp_uuid(accel, deployable_uuid):
     return body['rp_uuid']
 
 
-def _binding(instance, rp_uuid):
+def _binding(host, instance, rp_uuid):
     """Nova's bind patch for one ARQ."""
-    return [{'op': 'add', 'path': '/hostname', 'value': HOST},
+    return [{'op': 'add', 'path': '/hostname', 'value': host},
             {'op': 'add', 'path': '/device_rp_uuid', 'value': rp_uuid},
             {'op': 'add', 'path': '/instance_uuid', 'value': instance}]
 
 
-def test_devices_and_deployables(accel):
+def test_devices_and_deployables(accel, target):
     devices = list(accel.devices())
     assert [(d.hostname, d.type, d.vendor) for d in devices] == [
-        (HOST, 'FPGA', '0xABCD')]
+        (target.host, 'FPGA', '0xABCD')]
     device = accel.get_device(devices[0].uuid)
     assert device.id == devices[0].uuid
     assert device.model == devices[0].model
@@ -96,14 +80,14 @@ def test_devices_and_deployables(accel):
 
     deployables = list(accel.deployables())
     assert [(d.name, d.num_accelerators) for d in deployables] == [
-        ('%s_FakeDevice' % HOST, 16)]
+        ('%s_FakeDevice' % target.host, HANDLES)]
     deployable = accel.get_deployable(deployables[0].id)
     assert deployable.name == deployables[0].name
     assert uuid.UUID(_rp_uuid(accel, deployable.id))
 
 
-def test_device_status_at_a_microversion(aio):
-    accel = _connect(aio['url'],
+def test_device_status_at_a_microversion(target):
+    accel = _connect(target.url,
                      accelerator_default_microversion='2.3').accelerator
     # NOTE(tests): a discovered device waits inactive for an operator,
     # where upstream's would be enabled; the sdk passes the string on.
@@ -129,13 +113,13 @@ def test_device_profile_create_list_get_delete(accel):
     assert created.uuid not in [p.uuid for p in accel.device_profiles()]
 
 
-def test_device_profile_by_name_from_2_2(aio, profile):
-    accel = _connect(aio['url'],
+def test_device_profile_by_name_from_2_2(target, profile):
+    accel = _connect(target.url,
                      accelerator_default_microversion='2.2').accelerator
     assert accel.get_device_profile(profile.name).uuid == profile.uuid
 
 
-def test_accelerator_requests_bound_as_nova_does(accel, profile):
+def test_accelerator_requests_bound_as_nova_does(accel, target, profile):
     deployable = next(accel.deployables())
     rp_uuid = _rp_uuid(accel, deployable.id)
     arqs = [accel.create_accelerator_request(device_profile_name=profile.name)
@@ -153,13 +137,14 @@ def test_accelerator_requests_bound_as_nova_does(accel, profile):
     # sdk's own patch call targets /accelerator_requests/{uuid}, see
     # test_sdk_patch_accelerator_request.
     resp = accel.patch('/accelerator_requests',
-                       json={arqs[0].uuid: _binding(instance, rp_uuid)})
+                       json={arqs[0].uuid: _binding(target.host, instance,
+                                                   rp_uuid)})
     assert resp.status_code == 202
     bound = accel.wait_for_status(arqs[0], 'Bound', failures=['BindFailed'],
                                   interval=0.1, wait=TIMEOUT,
                                   attribute='state')
     assert (bound.hostname, bound.device_rp_uuid, bound.instance_uuid) == (
-        HOST, rp_uuid, instance)
+        target.host, rp_uuid, instance)
     assert bound.attach_handle_type == 'TEST_PCI'
     assert bound.attach_handle_info == {
         'domain': '0000', 'bus': '0c', 'device': '00', 'function': '0'}
@@ -181,12 +166,12 @@ def test_accelerator_requests_bound_as_nova_does(accel, profile):
     assert profile.uuid not in [p.uuid for p in accel.device_profiles()]
 
 
-def test_sdk_patch_accelerator_request(accel, profile):
+def test_sdk_patch_accelerator_request(accel, target, profile):
     rp_uuid = _rp_uuid(accel, next(accel.deployables()).id)
     arq = accel.create_accelerator_request(device_profile_name=profile.name)
     try:
         accel.patch_accelerator_request(
-            arq, _binding(str(uuid.uuid4()), rp_uuid))
+            arq, _binding(target.host, str(uuid.uuid4()), rp_uuid))
         bound = accel.wait_for_status(arq, 'Bound', failures=['BindFailed'],
                                       interval=0.1, wait=TIMEOUT,
                                       attribute='state')

@@ -1,12 +1,5 @@
 """Nova's calls for a server boot, replayed on both deployments."""
 
-import http.server
-import json
-import os
-import signal
-import subprocess
-import sys
-import threading
 import time
 import uuid
 
@@ -17,7 +10,7 @@ from keystoneauth1 import session as ks_session
 import pytest
 
 from cyborg import embedded_placement
-from cyborg.tests import backends
+from cyborg.tests import deployments
 from cyborg.tests import placement as placement_helpers
 from cyborg.tests import processes
 
@@ -30,233 +23,32 @@ OPERATOR = {'X-Roles': 'admin', 'X-Project-Id': 'operators',
 V24 = {'OpenStack-API-Version': 'accelerator 2.4'}
 PLACEMENT_VERSION = '1.36'
 EVENT = 'accelerator-request-bound'
-EVENTS_PATH = '/v2.1/os-server-external-events'
 PCI_KEYS = {'domain', 'bus', 'device', 'function'}
 RESOLVED = {'Bound', 'BindFailed', 'Deleting'}
-
-
-# --- A fake Nova compute API -------------------------------------------------
-
-
-class FakeNova:
-    """Answers os-server-external-events as Nova's API does, and records it.
-
-    An instance in ``on_host`` gets per-event code 200; any other one has
-    no host yet (nova-conductor binds before the compute claims it), which
-    Nova answers with 207 and code 422 for each of its events. Events of an
-    instance in ``gone`` get a 404 for the whole request, as Nova before
-    LP#1855752's fix answered when it accepted no event. Events of an
-    instance in ``slow`` are answered after that many seconds.
-    """
-
-    def __init__(self):
-        self.requests = []
-        self.on_host = set()
-        self.gone = set()
-        self.slow = {}
-        self._lock = threading.Lock()
-        self._server = http.server.ThreadingHTTPServer(
-            ('127.0.0.1', 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        daemon=True)
-
-    @property
-    def url(self):
-        return 'http://127.0.0.1:%d/v2.1' % self._server.server_address[1]
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _handler(self):
-        nova = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                length = int(self.headers.get('Content-Length') or 0)
-                body = json.loads(self.rfile.read(length) or b'null')
-                if self.path != EVENTS_PATH:
-                    return self._reply(404, {'itemNotFound': {
-                        'code': 404, 'message': 'no route'}})
-                with nova._lock:
-                    nova.requests.append({'headers': dict(self.headers),
-                                          'body': body})
-                    on_host = set(nova.on_host)
-                    gone = set(nova.gone)
-                    delay = max([nova.slow.get(e['server_uuid'], 0)
-                                 for e in body['events']])
-                time.sleep(delay)
-                if {e['server_uuid'] for e in body['events']} <= gone:
-                    return self._reply(404, {'itemNotFound': {
-                        'code': 404,
-                        'message': 'No instances found for any event'}})
-                answers, result = [], 200
-                for event in body['events']:
-                    answer = dict(event)
-                    if event['server_uuid'] in on_host:
-                        answer['code'] = 200
-                    else:
-                        answer.update(status='failed', code=422)
-                        result = 207
-                    answers.append(answer)
-                self._reply(result, {'events': answers})
-
-            def _reply(self, status, body):
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header('Content-Type', 'application/json')
-                self.send_header('Content-Length', str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        return Handler
-
-    def events_of(self, instance):
-        """(headers, events) of every request naming ``instance``."""
-        with self._lock:
-            return [(r['headers'], r['body']['events']) for r in self.requests
-                    if any(e['server_uuid'] == instance
-                           for e in r['body']['events'])]
-
-    def wait_events(self, instance, count):
-        """Wait until Nova got ``count`` events for ``instance``."""
-        def arrived():
-            found = self.events_of(instance)
-            return found if sum(len(e) for _h, e in found) >= count else None
-        return processes.wait_for(arrived, TIMEOUT,
-                                  what='%d %s events' % (count, EVENT))
 
 
 # --- The two deployments -----------------------------------------------------
 
 
-class PlacementProcess:
-    """``python -m cyborg.tests.placement`` serving a MariaDB database."""
-
-    def __init__(self, connection, compute_node, log_dir):
-        self.url = 'http://127.0.0.1:%d' % processes.free_port()
-        self.log_path = os.path.join(str(log_dir), 'placement.log')
-        self._log = open(self.log_path, 'w')
-        self.proc = subprocess.Popen(
-            [sys.executable, '-m', 'cyborg.tests.placement',
-             '--connection', connection, '--port', self.url.split(':')[-1],
-             '--compute-node', compute_node],
-            stdout=self._log, stderr=subprocess.STDOUT, text=True)
-
-    def log(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def wait_listening(self):
-        def listening():
-            if self.proc.poll() is not None:
-                raise AssertionError('Placement exited %s:\n%s'
-                                     % (self.proc.returncode, self.log()))
-            return 'Placement listening on %s' % self.url in self.log()
-        processes.wait_for(listening, TIMEOUT, what='Placement to listen')
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-        return self.proc.returncode
-
-
-def _nova_section(nova):
-    # NOTE(tests): Nova's API takes no token here: auth_type none, and the
-    # versioned endpoint a catalog would list.
-    return {'auth_type': 'none', 'endpoint_override': nova.url}
-
-
-def _multi_process(tmp_path, nova):
-    host = 'node-%s' % uuid.uuid4().hex[:8]
-    with backends.temp_database('mysql') as db_url, \
-            backends.temp_database('mysql') as placement_db, \
-            backends.temp_rabbit_vhost() as transport_url:
-        placement = PlacementProcess(placement_db, host, tmp_path)
-        procs = []
-        try:
-            confs, port = processes.stack_configs(
-                tmp_path, host, db_url, transport_url, {
-                    'agent': {'enabled_drivers': 'fake_driver',
-                              'report_interval': 1},
-                    'fake_driver': {
-                        'accelerators_per_device': STACK_HANDLES},
-                    'placement': {'auth_type': 'admin_token',
-                                  'endpoint': placement.url,
-                                  'token': embedded_placement.ADMIN_TOKEN},
-                })
-            # NOTE(tests): the conductor is who tells Nova.
-            with open(confs['cyborg-conductor'], 'a') as conf:
-                conf.write('[nova]\n%s\n' % '\n'.join(
-                    '%s = %s' % item for item in _nova_section(nova).items()))
-            placement.wait_listening()
-            procs.append(processes.Process(
-                'cyborg-conductor', confs['cyborg-conductor'], tmp_path))
-            # NOTE(tests): an agent report sent before the conductor
-            # listens waits out the RPC timeout.
-            processes.wait_for(lambda: 'started on host' in procs[0].log(),
-                               TIMEOUT, what='the conductor to listen')
-            procs += [processes.Process(name, confs[name], tmp_path)
-                      for name in ('cyborg-agent', 'cyborg-api')]
-            yield Cloud('http://127.0.0.1:%d' % port,
-                        placement.url, host, procs)
-        finally:
-            if procs:
-                processes.stop_cleanly(procs)
-            code = placement.stop()
-        assert code == 0, placement.log()[-4000:]
-        assert 'Traceback' not in placement.log(), placement.log()
-
-
-def _all_in_one(tmp_path, nova):
-    port, placement_port = processes.free_port(), processes.free_port()
-    conf = processes.write_config(tmp_path / 'aio.conf', {
-        'DEFAULT': {'state_path': str(tmp_path / 'state'), 'host': 'aio'},
-        'api': {'port': port},
-        'embedded_placement': {'port': placement_port},
-        'nova': _nova_section(nova),
-    })
-    proc = processes.Process('cyborg-all-in-one', conf, tmp_path)
-    try:
-        yield Cloud('http://127.0.0.1:%d' % port,
-                    'http://127.0.0.1:%d' % placement_port, 'aio', [proc])
-    finally:
-        code = proc.stop(signal.SIGINT)
-    assert code == 0, proc.log()
-    assert 'Traceback' not in proc.log(), proc.log()
-
-
 class Cloud:
     """A running deployment, its fake device made ready for instances."""
 
-    def __init__(self, url, placement_url, host, procs):
-        self.url = url
-        self.host = host
-        self.procs = procs
-        self.placement = embedded_placement.client_for(placement_url)
-        self.operator = _adapter(url, OPERATOR)
+    def __init__(self, deployment):
+        self.url = deployment.url
+        self.host = deployment.host
+        self.conductor = deployment.conductor
+        self.placement = embedded_placement.client_for(
+            deployment.placement_url)
+        self.operator = _adapter(self.url, OPERATOR)
         deployable = processes.wait_for(self._deployable, TIMEOUT,
                                         what='the fake deployable')
         self.handles = deployable['num_accelerators']
-        self.root = self.placement.provider_by_name(host)['uuid']
+        self.root = self.placement.provider_by_name(self.host)['uuid']
         self.provider = self._activate(deployable)
 
     def wait_logged(self, text):
-        """Wait until the conductor (first of ``procs``) logs ``text``."""
-        processes.wait_for(lambda: text in self.procs[0].log(), TIMEOUT,
+        """Wait until the conductor logs ``text``."""
+        processes.wait_for(lambda: text in self.conductor.log(), TIMEOUT,
                            what='the conductor to log %r' % text)
 
     def _deployable(self):
@@ -419,15 +211,17 @@ class Nova:
 
 @pytest.fixture(scope='module')
 def nova_api():
-    fake = FakeNova().start()
-    yield fake
-    fake.stop()
+    with deployments.FakeNova() as fake:
+        yield fake
 
 
-@pytest.fixture(scope='module', params=['processes', 'all-in-one'])
+@pytest.fixture(scope='module', params=deployments.KINDS)
 def cloud(request, nova_api, tmp_path_factory):
-    start = _multi_process if request.param == 'processes' else _all_in_one
-    yield from start(tmp_path_factory.mktemp(request.param), nova_api)
+    with deployments.start(request.param,
+                           tmp_path_factory.mktemp(request.param),
+                           handles=STACK_HANDLES,
+                           sections={'nova': nova_api.section()}) as found:
+        yield Cloud(found)
 
 
 # --- Helpers -----------------------------------------------------------------

@@ -5,10 +5,6 @@ MariaDB; Placement is openstack-placement on a second MariaDB database,
 served by its own process so that it can be stopped and started again.
 """
 
-import os
-import signal
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -19,6 +15,7 @@ from cyborg import embedded_placement
 from cyborg import exception
 from cyborg import states
 from cyborg.tests import backends
+from cyborg.tests import deployments
 from cyborg.tests import placement as placement_helpers
 from cyborg.tests import processes
 
@@ -34,61 +31,6 @@ TRAITS = frozenset({'OWNER_CYBORG', 'CUSTOM_FAKE_DEVICE',
 RETRY = 'Placement is not up to date for this host (PlacementUnavailable'
 
 
-class PlacementProcess:
-    """``python -m cyborg.tests.placement`` on a fixed port and database."""
-
-    def __init__(self, connection, port, compute_node, log_dir):
-        self.url = 'http://127.0.0.1:%d' % port
-        self.args = [sys.executable, '-m', 'cyborg.tests.placement',
-                     '--connection', connection, '--port', str(port),
-                     '--compute-node', compute_node]
-        self.log_path = os.path.join(str(log_dir), 'placement.log')
-        self.proc = None
-        self._log = None
-        self._offset = 0
-
-    def start(self):
-        # NOTE(tests): a restart appends to the same log, so only what this
-        # start wrote may say that it listens.
-        self._offset = (os.path.getsize(self.log_path)
-                        if os.path.exists(self.log_path) else 0)
-        self._log = open(self.log_path, 'a')
-        self.proc = subprocess.Popen(self.args, stdout=self._log,
-                                     stderr=subprocess.STDOUT, text=True)
-        return self
-
-    def log(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def wait_listening(self):
-        def listening():
-            text = self.log()[self._offset:]
-            if self.proc.poll() is not None:
-                raise AssertionError('Placement exited %s:\n%s'
-                                     % (self.proc.returncode, text))
-            return 'Placement listening on %s' % self.url in text
-
-        processes.wait_for(listening, TIMEOUT, what='Placement to listen')
-
-    def stop(self):
-        """Stop the process (if running) and return its exit code."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-        return self.proc.returncode
-
-    def client(self):
-        return embedded_placement.client_for(self.url)
-
-
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp('placement')
@@ -96,8 +38,8 @@ def stack(tmp_path_factory):
     with backends.temp_database('mysql') as db_url, \
             backends.temp_database('mysql') as placement_url, \
             backends.temp_rabbit_vhost() as transport_url:
-        placement = PlacementProcess(placement_url, processes.free_port(),
-                                     host, tmp_path).start()
+        placement = deployments.PlacementProcess(placement_url, host,
+                                                 tmp_path)
         try:
             yield from _services(tmp_path, host, db_url, transport_url,
                                  placement)

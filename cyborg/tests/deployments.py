@@ -1,0 +1,296 @@
+"""Cyborg deployments the functional tests start, and a fake Nova API."""
+
+import contextlib
+import http.server
+import json
+import signal
+import sys
+import threading
+import time
+import uuid
+
+import requests
+
+from cyborg import embedded_placement
+from cyborg.tests import backends
+from cyborg.tests import processes
+
+TIMEOUT = 60
+KINDS = ('all-in-one', 'services')
+EVENTS_PATH = '/v2.1/os-server-external-events'
+
+
+class PlacementProcess(processes.Process):
+    """``python -m cyborg.tests.placement`` with a compute node's root.
+
+    It keeps its port when stopped and started again.
+    """
+
+    def __init__(self, connection, compute_node, log_dir):
+        port = processes.free_port()
+        self.url = 'http://127.0.0.1:%d' % port
+        super().__init__('placement', None, log_dir, command=[
+            sys.executable, '-m', 'cyborg.tests.placement', '--connection',
+            connection, '--port', str(port), '--compute-node', compute_node])
+
+    def wait_listening(self):
+        def listening():
+            text = self.log()[self.offset:]
+            if not self.alive():
+                raise AssertionError('Placement exited %s:\n%s'
+                                     % (self.proc.returncode, text))
+            return 'Placement listening on %s' % self.url in text
+
+        processes.wait_for(listening, TIMEOUT, interval=0.05,
+                           what='Placement to listen')
+        return self
+
+    def client(self):
+        return embedded_placement.client_for(self.url)
+
+
+class Deployment:
+    """A running deployment whose agent reports the fake driver's devices.
+
+    ``conductor`` is the process that logs what the conductor does; each
+    of ``procs`` must exit 0 without a trace when stop() stops it.
+    """
+
+    def __init__(self, url, placement_url, host, procs, conductor):
+        self.url = url
+        self.placement_url = placement_url
+        self.host = host
+        self.procs = procs
+        self.conductor = conductor
+
+    def deployables(self):
+        """The API's deployables, or None before it answers."""
+        try:
+            resp = requests.get(self.url + '/v2/deployables', timeout=10)
+        except (requests.ConnectionError, requests.Timeout):
+            return None
+        if resp.status_code != 200:
+            return None
+        return resp.json()['deployables']
+
+    def wait_ready(self):
+        """Wait until every deployable has its provider in Placement."""
+        def ready():
+            found = self.deployables()
+            return found and all(d['rp_uuid'] for d in found)
+
+        processes.wait_for(ready, TIMEOUT, interval=0.1,
+                           what='the fake deployables in Placement')
+
+    def stop(self):
+        _stop(self.procs)
+
+
+def _stop(procs):
+    for proc in procs:
+        if proc.name in ('cyborg-agent', 'cyborg-api'):
+            proc.signal()
+    agent = next((p for p in procs if p.name == 'cyborg-agent'), None)
+    try:
+        # NOTE(tests): an agent's pass may call the conductor and Placement
+        # until it has stopped, so they are stopped only then; its exit
+        # after that goes on alongside theirs.
+        if agent is not None:
+            processes.wait_for(
+                lambda: not agent.alive() or
+                'stopped on host' in agent.log()[agent.offset:], 30,
+                interval=0.05, what='the agent to stop')
+    finally:
+        processes.stop_cleanly(procs, [procs])
+
+
+@contextlib.contextmanager
+def all_in_one(tmp_path, sections=None):
+    """The embedded default ``cyborg-all-in-one``; ``sections`` are added to
+    its configuration file."""
+    port, placement_port = processes.free_port(), processes.free_port()
+    conf = processes.write_config(tmp_path / 'aio.conf', dict({
+        'DEFAULT': {'state_path': str(tmp_path / 'state'), 'host': 'aio'},
+        'api': {'port': port},
+        'embedded_placement': {'port': placement_port},
+    }, **(sections or {})))
+    # NOTE(tests): stopped with Ctrl-C, as whoever started it would.
+    proc = processes.Process('cyborg-all-in-one', conf, tmp_path,
+                             stop_signal=signal.SIGINT)
+    found = Deployment('http://127.0.0.1:%d' % port,
+                       'http://127.0.0.1:%d' % placement_port, 'aio', [proc],
+                       proc)
+    try:
+        found.wait_ready()
+        yield found
+    finally:
+        found.stop()
+
+
+@contextlib.contextmanager
+def services(tmp_path, handles=4, devices=1, sections=None):
+    """cyborg-api, cyborg-conductor and cyborg-agent as processes.
+
+    They talk over a RabbitMQ vhost of their own, with a MariaDB database
+    of their own; Placement is a process on a second database. The agent
+    runs the fake driver with ``devices`` devices of ``handles`` handles.
+
+    :param sections: sections every service's configuration file gets.
+    """
+    host = 'node-%s' % uuid.uuid4().hex[:8]
+    with backends.temp_database('mysql') as db_url, \
+            backends.temp_database('mysql') as placement_db, \
+            backends.temp_rabbit_vhost() as transport_url:
+        placement = PlacementProcess(placement_db, host, tmp_path)
+        procs = [placement]
+        try:
+            confs, port = processes.stack_configs(
+                tmp_path, host, db_url, transport_url, {
+                    'agent': {'enabled_drivers': 'fake_driver',
+                              'report_interval': 1},
+                    'fake_driver': {'device_count': devices,
+                                    'accelerators_per_device': handles},
+                    'placement': {'auth_type': 'admin_token',
+                                  'endpoint': placement.url,
+                                  'token': embedded_placement.ADMIN_TOKEN},
+                }, extra=sections)
+            procs += [processes.Process(name, confs[name], tmp_path)
+                      for name in ('cyborg-conductor', 'cyborg-api')]
+            conductor = procs[1]
+            placement.wait_listening()
+            # NOTE(tests): an agent report sent before the conductor
+            # listens waits out the RPC timeout.
+            processes.wait_for(lambda: 'started on host' in conductor.log(),
+                               TIMEOUT, interval=0.05,
+                               what='the conductor to listen')
+            procs.append(processes.Process(
+                'cyborg-agent', confs['cyborg-agent'], tmp_path))
+            found = Deployment('http://127.0.0.1:%d' % port, placement.url,
+                               host, procs, conductor)
+            found.wait_ready()
+            yield found
+        finally:
+            _stop(procs)
+
+
+def start(kind, tmp_path, **options):
+    """all_in_one() or services() by the name in KINDS; ``options`` are
+    services()' own."""
+    if kind == 'all-in-one':
+        return all_in_one(tmp_path, sections=options.get('sections'))
+    return services(tmp_path, **options)
+
+
+class FakeNova:
+    """Just enough of Nova's compute API for Cyborg and its clients.
+
+    It answers version discovery, shows any server, and answers
+    os-server-external-events as Nova's API does, recording each request.
+    An instance in ``on_host`` gets per-event code 200; any other one has
+    no host yet (nova-conductor binds before the compute claims it), which
+    Nova answers with 207 and code 422 for each of its events. Events of an
+    instance in ``gone`` get a 404 for the whole request, as Nova before
+    LP#1855752's fix answered when it accepted no event. Events of an
+    instance in ``slow`` are answered after that many seconds.
+    """
+
+    def __init__(self):
+        self.requests = []
+        self.on_host = set()
+        self.gone = set()
+        self.slow = {}
+        self._lock = threading.Lock()
+        self._server = http.server.ThreadingHTTPServer(
+            ('127.0.0.1', 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        args=(0.05,), daemon=True)
+
+    @property
+    def url(self):
+        return 'http://127.0.0.1:%d/v2.1' % self._server.server_address[1]
+
+    def section(self):
+        """The [nova] options that send Cyborg here."""
+        # NOTE(tests): Nova's API takes no token here: auth_type none, and
+        # the versioned endpoint a catalog would list.
+        return {'auth_type': 'none', 'endpoint_override': self.url}
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self):
+        nova = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                parts = self.path.split('?')[0].strip('/').split('/')
+                if len(parts) == 3 and parts[1] == 'servers':
+                    return self._reply(200, {'server': {'id': parts[2],
+                                                        'name': 'vm'}})
+                self._reply(200, {'version': {
+                    'id': 'v2.1', 'status': 'CURRENT', 'version': '2.96',
+                    'min_version': '2.1', 'links': [{
+                        'rel': 'self', 'href': 'http://%s/v2.1/'
+                        % self.headers['Host']}]}})
+
+            def do_POST(self):
+                length = int(self.headers.get('Content-Length') or 0)
+                body = json.loads(self.rfile.read(length) or b'null')
+                if self.path != EVENTS_PATH:
+                    return self._reply(404, {'itemNotFound': {
+                        'code': 404, 'message': 'no route'}})
+                with nova._lock:
+                    nova.requests.append({'headers': dict(self.headers),
+                                          'body': body})
+                    on_host = set(nova.on_host)
+                    gone = set(nova.gone)
+                    delay = max([nova.slow.get(e['server_uuid'], 0)
+                                 for e in body['events']])
+                time.sleep(delay)
+                if {e['server_uuid'] for e in body['events']} <= gone:
+                    return self._reply(404, {'itemNotFound': {
+                        'code': 404,
+                        'message': 'No instances found for any event'}})
+                answers, result = [], 200
+                for event in body['events']:
+                    answer = dict(event)
+                    if event['server_uuid'] in on_host:
+                        answer['code'] = 200
+                    else:
+                        answer.update(status='failed', code=422)
+                        result = 207
+                    answers.append(answer)
+                self._reply(result, {'events': answers})
+
+            def _reply(self, status, body):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        return Handler
+
+    def events_of(self, instance):
+        """(headers, events) of every request naming ``instance``."""
+        with self._lock:
+            return [(r['headers'], r['body']['events']) for r in self.requests
+                    if any(e['server_uuid'] == instance
+                           for e in r['body']['events'])]
+
+    def wait_events(self, instance, count):
+        """Wait until Nova got ``count`` events for ``instance``."""
+        def arrived():
+            found = self.events_of(instance)
+            return found if sum(len(e) for _h, e in found) >= count else None
+        return processes.wait_for(arrived, TIMEOUT, what='%d events of %s'
+                                  % (count, instance))
