@@ -56,6 +56,11 @@ class ServiceUnavailable(CyborgException):
     msg_fmt = 'Service unavailable: %(reason)s'
 
 
+class UnsupportedMediaType(CyborgException):
+    msg_fmt = ('A body of type %(media_type)s cannot be read here: send JSON '
+               'with Content-Type: application/json.')
+
+
 class Locked(CyborgException):
     msg_fmt = 'The resource is busy: %(reason)s'
 

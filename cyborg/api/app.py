@@ -11,6 +11,7 @@ import pecan
 
 from cyborg import conf as cyborg_conf
 from cyborg import version
+from cyborg.api import body
 from cyborg.api import errors
 from cyborg.api import hooks
 from cyborg.api import microversion
@@ -89,6 +90,9 @@ def setup_app(conf=None):
     app = _pecan_app(conf)
     # NOTE(middleware): listed from the innermost out; a request meets them
     # in the reverse order.
+    # - Bodies are checked to be JSON before pecan, webob and WSME parse
+    #   them (they fail in their own ways), after auth and the size limit.
+    app = body.JsonBodyGuard(app)
     # - auth_token only guards the non-public routes; "/" and "/v2" (version
     #   discovery) bypass it, as clients discover before authenticating.
     if conf.api.auth_strategy == 'keystone':

@@ -31,6 +31,7 @@ STATUS_BY_FAMILY = (
     (exception.NotFound, 404),
     (exception.NotAcceptable, 406),
     (exception.Conflict, 409),
+    (exception.UnsupportedMediaType, 415),
     (exception.Locked, 423),
     (exception.ServiceUnavailable, 503),
 )

@@ -8,6 +8,7 @@ import pecan
 
 from cyborg import exception
 from cyborg.api import microversion
+from cyborg.api import validation
 from cyborg.api.types import link
 
 CONF = cfg.CONF
@@ -33,10 +34,11 @@ def parse(sort_keys):
     result = {'limit': CONF.api.max_limit}
     if 'limit' in query:
         value = query['limit']
-        if not value.isdigit() or int(value) < 1:
+        limit = validation.positive_int(value, maximum=float('inf'))
+        if limit is None:
             raise exception.InvalidParameterValue(
                 err='limit must be a positive integer, not %r' % value)
-        result['limit'] = min(int(value), CONF.api.max_limit)
+        result['limit'] = min(limit, CONF.api.max_limit)
     if 'marker' in query:
         if not uuidutils.is_uuid_like(query['marker']):
             raise exception.InvalidParameterValue(

@@ -97,9 +97,25 @@ def is_trait(name):
     return bool(_CUSTOM.match(name)) or name in _standard_traits()
 
 
+#: The largest integer a query or a group may carry (a 32-bit column).
+MAX_INT = 2 ** 31 - 1
+
+
+def positive_int(text, maximum=MAX_INT):
+    """``text`` as an int in 1..maximum, or None when it is not one.
+
+    Only ASCII digits count: str.isdigit() also takes "²", which int()
+    refuses.
+    """
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if 0 < value <= maximum else None
+
+
 def _positive(value):
-    text = value.strip()
-    return text.isdigit() and int(text) > 0
+    return positive_int(value) is not None
 
 
 def normalize_group(index, group):
@@ -161,6 +177,28 @@ def device_profile(body):
     profile['groups'] = [normalize_group(index, group)
                          for index, group in enumerate(profile['groups'])]
     return profile
+
+
+#: POST /v2/accelerator_requests. python-cyborgclient also sends
+#: device_profile_group_id and image_uuid (usually null); upstream ignores
+#: them, and so does this API.
+ARQ_CREATE = {
+    'type': 'object',
+    'properties': {
+        'device_profile_name': {'type': 'string', 'minLength': 1,
+                                'maxLength': 255},
+        'device_profile_group_id': {'type': ['integer', 'null']},
+        'image_uuid': {'type': ['string', 'null']},
+    },
+    'required': ['device_profile_name'],
+    'additionalProperties': False,
+}
+
+
+def arq_create(body):
+    """The profile name of an ARQ create body."""
+    validate(ARQ_CREATE, body)
+    return body['device_profile_name']
 
 
 _BIND_PATHS = ('/hostname', '/device_rp_uuid', '/instance_uuid')

@@ -51,12 +51,3 @@ class ARQCollection(wtypes.Base):
         return base.with_next(cls(arqs=[ARQ.from_object(obj) for obj in objs]),
                               next_link)
 
-
-class ARQCreate(wtypes.Base):
-    """``{"device_profile_name": "..."}``."""
-
-    device_profile_name = wtypes.wsattr(wtypes.text, mandatory=True)
-    # NOTE(api): python-cyborgclient sends these (often null); upstream
-    # ignores them, so they are accepted and have no effect.
-    device_profile_group_id = wtypes.wsattr(int)
-    image_uuid = wtypes.wsattr(wtypes.text)

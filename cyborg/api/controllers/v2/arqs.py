@@ -6,6 +6,7 @@ from oslo_utils import uuidutils
 import pecan
 from pecan import rest
 import wsme.api
+from wsme.rest import json as wsme_json
 import wsme.types as wtypes
 
 from cyborg import exception
@@ -90,14 +91,20 @@ class ARQsController(rest.RestController):
             context, uuid, project_id=_project(context))
         return arq_types.ARQ.from_object(arq)
 
-    @expose.expose(arq_types.ARQCollection, body=arq_types.ARQCreate,
-                   status_code=201)
-    def post(self, request):
+    # NOTE(arqs): a plain handler, so that a body of any JSON shape gets
+    # the schema's 400 (WSME fails on a non-object).
+    @pecan.expose(generic=False, template='json',
+                  content_type='application/json')
+    def post(self):
+        """Create from ``{"device_profile_name": ...}``; 201."""
         context = pecan.request.context
         policy.authorize('cyborg:arq:create', None, context)
+        name = validation.arq_create(validation.json_body(pecan.request))
         arqs = conductor_rpcapi.ConductorAPI().create_arqs(
-            context, request.device_profile_name, context.project_id)
-        return arq_types.ARQCollection.from_objects(arqs)
+            context, name, context.project_id)
+        pecan.response.status = 201
+        return wsme_json.tojson(arq_types.ARQCollection,
+                                arq_types.ARQCollection.from_objects(arqs))
 
     # NOTE(arqs): plain pecan, as WSME cannot type a map of patch lists;
     # errors still get the envelope from the ErrorHook.

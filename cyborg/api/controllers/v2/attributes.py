@@ -25,10 +25,11 @@ _SORT_KEYS = ('id', 'uuid', 'deployable_id', 'key', 'created_at',
 
 
 def _deployable_id(value):
-    if not value.isdigit() or not 0 < int(value) < 2 ** 31:
+    found = validation.positive_int(value)
+    if found is None:
         raise exception.InvalidParameterValue(
             err='deployable_id must be a positive integer, not %r' % value)
-    return int(value)
+    return found
 
 
 def _by_uuid(context, uuid):

@@ -1,5 +1,6 @@
 """``/v2/deployables``: list, show, and program with a Glance image."""
 
+from oslo_config import cfg
 from oslo_utils import uuidutils
 import pecan
 from pecan import rest
@@ -15,6 +16,8 @@ from cyborg.api.types import base as types_base
 from cyborg.api.types import deployable as deployable_types
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.objects import deployable as deployable_obj
+
+CONF = cfg.CONF
 
 _QUERY_PARAMS = ('filters.field', 'filters.value')
 
@@ -37,9 +40,10 @@ def _bad(reason):
 
 def _paging(field, value):
     if field == 'limit':
-        if not value.isdigit() or int(value) < 1:
+        limit = validation.positive_int(value, maximum=float('inf'))
+        if limit is None:
             raise _bad('limit must be a positive integer')
-        return int(value)
+        return min(limit, CONF.api.max_limit)
     if field == 'marker' and not uuidutils.is_uuid_like(value):
         raise _bad('marker must be a deployable UUID')
     if field == 'sort_key' and value not in _SORT_KEYS:
@@ -63,10 +67,10 @@ def _list_query(legacy):
     if field in _BY_UUID:
         return {}, (_BY_UUID[field], value)
     if _COLUMNS[field] is int:
-        try:
-            value = int(value)
-        except ValueError:
-            raise _bad('%s must be an integer' % field) from None
+        value = validation.positive_int(value)
+        if value is None:
+            raise _bad('%s must be an integer from 1 to %d' %
+                       (field, validation.MAX_INT))
     return {'filters': {field: value}}, None
 
 
@@ -114,11 +118,13 @@ class DeployablesController(rest.RestController):
     # WSME does not take; errors still get the envelope from the ErrorHook.
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def patch(self, uuid, action=None, *rest):
+    def patch(self, uuid=None, action=None, *rest):
         """``PATCH /v2/deployables/{uuid}/program`` with
         ``[{"op": "replace", "path": "/program",
         "value": [{"image_uuid": ...}]}]``; 200 with the deployable once
         the agent has loaded the image."""
+        if uuid is None:
+            pecan.abort(405)
         if action != 'program' or rest:
             raise exception.NotFound('No such action: PATCH '
                                      '/v2/deployables/{uuid}/%s' % action)
