@@ -47,12 +47,14 @@ def check(environ):
     checked here first, whatever the method.
     """
     request = webob.Request(environ)
-    if not request.is_body_readable:
-        return
-    body = request.body
-    if not body:
-        return
     media_type = _media_type(environ)
+    body = request.body if request.is_body_readable else b''
+    if not body:
+        if not _is_json(media_type) and media_type != _FORM:
+            # NOTE(body): nothing to read, but webob would still parse a
+            # multipart type's boundary while pecan routes.
+            environ.pop('CONTENT_TYPE', None)
+        return
     if media_type == _FORM:
         return
     if not _is_json(media_type):
