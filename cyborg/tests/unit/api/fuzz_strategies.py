@@ -15,15 +15,13 @@ from cyborg.tests.unit.api.test_arqs import OTHER
 from cyborg.tests.unit.api.test_arqs import URL
 from cyborg.tests.unit.api.test_arqs import _bind_ops
 
-V24 = {'OpenStack-API-Version': 'accelerator 2.4'}
-
 MISSING = ('00000000-0000-0000-0000-000000000000',
            'b1946ac9-2c4e-4e5a-8c33-5a7f0e1f2d3c',
            '9b2f6e1a-0d3c-4f7a-8e5b-1c2d3e4f5a6b')
 COLLECTIONS = ('devices', 'deployables', 'device_profiles',
                'accelerator_requests', 'attributes', 'agents')
 METHODS = ('GET', 'POST', 'PUT', 'PATCH', 'DELETE')
-_UNBIND = [{'op': 'remove', 'path': p}
+UNBIND = [{'op': 'remove', 'path': p}
            for p in ('/hostname', '/device_rp_uuid', '/instance_uuid')]
 
 _HEADER_TEXT = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xff,
@@ -125,7 +123,7 @@ def _patch_ops(world):
         st.one_of(st.sampled_from(world.ids['instances']),
                   st.uuids().map(str)),
         st.sampled_from(['node1', 'other-host']))
-    unbind = st.just(_UNBIND)
+    unbind = st.just(UNBIND)
     loose = st.lists(st.fixed_dictionaries(
         {'op': st.sampled_from(['add', 'remove', 'replace', 'test']),
          'path': st.sampled_from(['/hostname', '/device_rp_uuid',
@@ -204,7 +202,7 @@ def _valid(world):
     instance = st.one_of(st.uuids().map(str), pick('instances'))
     bind = st.builds(lambda a, rp, i: {u: _bind_ops(rp, i) for u in a},
                      arqs, pick('rp_uuids'), instance)
-    unbind = arqs.map(lambda a: {u: _UNBIND for u in a})
+    unbind = arqs.map(lambda a: {u: UNBIND for u in a})
     groups = st.lists(st.sampled_from([
         {'resources:FPGA': '1'},
         {'resources:FPGA': '2', 'trait:CUSTOM_FAKE_DEVICE': 'required'},

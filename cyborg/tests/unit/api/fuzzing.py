@@ -5,8 +5,6 @@ import json
 import threading
 import uuid
 
-from hypothesis import strategies as st
-
 from cyborg import states
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
@@ -24,28 +22,7 @@ from cyborg.tests.unit.api.test_arqs import _wait_resolved
 
 V24 = {'OpenStack-API-Version': 'accelerator 2.4'}
 
-MISSING = ('00000000-0000-0000-0000-000000000000',
-           'b1946ac9-2c4e-4e5a-8c33-5a7f0e1f2d3c',
-           '9b2f6e1a-0d3c-4f7a-8e5b-1c2d3e4f5a6b')
-COLLECTIONS = ('devices', 'deployables', 'device_profiles',
-               'accelerator_requests', 'attributes', 'agents')
-METHODS = ('GET', 'POST', 'PUT', 'PATCH', 'DELETE')
-_UNBIND = [{'op': 'remove', 'path': p}
-           for p in ('/hostname', '/device_rp_uuid', '/instance_uuid')]
 
-_HEADER_TEXT = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xff,
-                                     blacklist_characters='\x7f'),
-                       max_size=30)
-_TEXT = st.text(max_size=30)
-_LONG = st.builds(lambda n, c: c * n, st.integers(256, 6000),
-                  st.sampled_from(['a', 'é', '1', '/']))
-_WEIRD = st.sampled_from([
-    '', ' ', '.', '..', '%', '%ff', '%00', '%2f', '%zz', '\x00', '\u202e',
-    '\U0001f600', 'ＡＢＣ', '²', '١٢', '-1', '0', '1', '1e3', 'null', 'true',
-    '[]', '{}', "'", '"', '\\', ';', ',', ',,', 'a,b', '*', '?', '#', '&',
-    'NaN', 'Infinity', str(2 ** 63), str(-2 ** 63 - 1), '9' * 40,
-    'resolved', 'latest', 'program', 'enable', 'disable', 'activate',
-    'v2', 'v1', 'agents', 'healthcheck'])
 
 
 class World:
@@ -170,8 +147,8 @@ def seeded(api, db, ctx, glance, make_device, make_deployable,
         'hostname': 'node1', 'device_rp_uuid': rp_uuid})
     unbound = _create_arqs(api, 'two', MEMBER)
     _bind(api, unbound, rp_uuid, instances[2])
-    api.patch_json(URL, {u: _UNBIND for u in unbound}, headers=NOVA,
-                   status=202)
+    api.patch_json(URL, {u: fuzz_strategies.UNBIND for u in unbound},
+                   headers=NOVA, status=202)
     state.settle()
 
     devices = dbapi.devices.list(ctx)
@@ -192,11 +169,12 @@ def seeded(api, db, ctx, glance, make_device, make_deployable,
         'instances': instances,
         'int_ids': [d.id for d in deployables] + [0, -1, 2 ** 31,
                                                   2 ** 63],
-        'images': images + [MISSING[1]],
+        'images': images + [fuzz_strategies.MISSING[1]],
     }
     # NOTE(tests): in a fixed order, so that a seed draws the same kinds
     # of ids in every run.
-    state.ids['any'] = [i for key in COLLECTIONS for i in state.ids[key]]
+    state.ids['any'] = [i for key in fuzz_strategies.COLLECTIONS
+                        for i in state.ids[key]]
     state.requests = fuzz_strategies.requests(state)
     state.take_snapshot()
     yield state
