@@ -276,7 +276,7 @@ class FakeNova:
                 self.wfile.write(data)
 
             def log_message(self, *args):
-                pass
+                """Quiet: the test asserts on what was recorded."""
 
         return Handler
 

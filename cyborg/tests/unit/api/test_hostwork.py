@@ -105,8 +105,8 @@ def test_vgpu_bind_creates_the_mdev_and_unbind_removes_it(api, host):
     mdev_dir = os.path.join(host['root'], 'bus', 'pci', 'devices',
                             mixed_host.VGPU_GPU, mdev_uuid)
     os.makedirs(mdev_dir)
-    with open(os.path.join(mdev_dir, 'remove'), 'w'):
-        pass
+    with open(os.path.join(mdev_dir, 'remove'), 'w') as out:
+        out.write('')
     api.delete(URL + '?instance=' + instance, headers=NOVA, status=204)
     assert _read(os.path.join(mdev_dir, 'remove')) == '1'
 
