@@ -207,14 +207,18 @@ def _release(session, row, released=None):
                                              states.ARQ_BOUND):
         return
     handle = session.get(models.AttachHandle, row.attach_handle_id)
-    if handle.attach_type in states.PREPARED_HANDLE_TYPES:
-        dep = handle.deployable
-        released.append({'host': dep.device.hostname,
-                         'driver_name': dep.driver_name or
-                         dep.device.driver_name,
-                         'type': handle.attach_type,
-                         'info': json.loads(handle.attach_info),
-                         'uuid': handle.uuid})
+    released.extend(_prepared(handle.deployable, handle))
+
+
+def _prepared(dep, handle):
+    """What an agent needs to undo a prepared handle; [] when the handle
+    needs nothing on the host."""
+    if handle.attach_type not in states.PREPARED_HANDLE_TYPES:
+        return []
+    return [{'host': dep.device.hostname,
+             'driver_name': dep.driver_name or dep.device.driver_name,
+             'type': handle.attach_type,
+             'info': json.loads(handle.attach_info), 'uuid': handle.uuid}]
 
 
 @session.retry_on_conflict
@@ -308,7 +312,8 @@ def bind_job(context, uuid):
 
     :returns: dict with ``group`` (the profile group), ``host`` (the
         agent's), ``driver_name``, ``cpid`` ([type, info]), ``deployable``
-        (uuid, name, id, bitstream_id) and ``handle`` (type, info, uuid).
+        (uuid, name, id, bitstream_id), ``handle`` (type, info, uuid) and
+        ``prepared`` (what to undo if the bind is dropped).
     """
     session = context.session
     found = session.execute(
@@ -341,6 +346,7 @@ def bind_job(context, uuid):
         'handle': {'type': handle.attach_type,
                    'info': json.loads(handle.attach_info),
                    'uuid': handle.uuid},
+        'prepared': _prepared(dep, handle),
     }
 
 

@@ -232,7 +232,7 @@ class ConductorManager:
             if done is None and ok:
                 # NOTE(conductor): unbound or deleted while the agent
                 # worked: undo what it prepared.
-                hostwork.release(context, _prepared(job), self.agent_api)
+                hostwork.release(context, job['prepared'], self.agent_api)
             elif done is not None:
                 results[uuid] = done
         self._tell_nova(results)
@@ -275,15 +275,6 @@ class ConductorManager:
     def program_deployable(self, context, uuid, image_id):
         hostwork.program(context, uuid, image_id, self.agent_api)
         return deployable_obj.Deployable.get(context, uuid)
-
-
-def _prepared(job):
-    handle = job['handle']
-    if handle['type'] not in states.PREPARED_HANDLE_TYPES:
-        return []
-    return [{'host': job['host'], 'driver_name': job['driver_name'],
-             'type': handle['type'], 'info': handle['info'],
-             'uuid': handle['uuid']}]
 
 
 def _details(report):

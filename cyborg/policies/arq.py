@@ -1,24 +1,17 @@
 """Policies of the accelerator requests API."""
 
-from oslo_policy import policy
-
 from cyborg.policies import base
 
 _REASON = ('Accelerator requests belong to projects; Nova acts on them with '
            'a service role.')
-_SINCE = 'Wallaby'
 _COLLECTION = '/v2/accelerator_requests'
 _ONE = '/v2/accelerator_requests/{accelerator_request_uuid}'
 
 
 def _rule(name, check_str, description, operations,
           deprecated='rule:admin_or_owner'):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check_str, description=description,
-        operations=operations, scope_types=['project'],
-        deprecated_rule=policy.DeprecatedRule(
-            name, deprecated, deprecated_reason=_REASON,
-            deprecated_since=_SINCE))
+    return base.project_rule(name, check_str, description, operations,
+                             deprecated, _REASON)
 
 
 _RULES = [

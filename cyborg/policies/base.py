@@ -103,6 +103,18 @@ def inventory_read_rule(name, description, path):
             deprecated_since=_INVENTORY_SINCE))
 
 
+def project_rule(name, check_str, description, operations, deprecated,
+                 reason, since='Wallaby'):
+    """A project-scoped rule that replaced ``deprecated`` (OR'ed in while
+    ``[oslo_policy] enforce_new_defaults`` is False)."""
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=check_str, description=description,
+        operations=operations, scope_types=['project'],
+        deprecated_rule=policy.DeprecatedRule(
+            name, deprecated, deprecated_reason=reason,
+            deprecated_since=since))
+
+
 def admin_action_rule(name, description, method, path):
     """An operation on hardware that only administrators may run."""
     return policy.DocumentedRuleDefault(

@@ -1,23 +1,16 @@
 """Policies of the device profiles API."""
 
-from oslo_policy import policy
-
 from cyborg.policies import base
 
 _REASON = ('Device profiles are read by project readers and written by '
            'administrators, with project-scoped tokens.')
-_SINCE = 'Wallaby'
 _COLLECTION = '/v2/device_profiles'
 _ONE = '/v2/device_profiles/{device_profile_uuid}'
 
 
 def _rule(name, check_str, deprecated, description, operations):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check_str, description=description,
-        operations=operations, scope_types=['project'],
-        deprecated_rule=policy.DeprecatedRule(
-            name, deprecated, deprecated_reason=_REASON,
-            deprecated_since=_SINCE))
+    return base.project_rule(name, check_str, description, operations,
+                             deprecated, _REASON)
 
 
 _RULES = [
