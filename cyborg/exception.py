@@ -212,6 +212,77 @@ class AgentUnavailable(ServiceUnavailable):
     msg_fmt = 'The agent of host %(host)s did not answer: %(reason)s'
 
 
+class AcceleratorNotFound(NotFound):
+    msg_fmt = 'Accelerator %(uuid)s could not be found.'
+
+
+class AgentNotFound(NotFound):
+    msg_fmt = 'No cyborg-agent has reported from host %(host)s.'
+
+
+class DriverNotAvailable(NotFound):
+    msg_fmt = ('Driver %(name)s is not installed on host %(host)s; '
+               'installed drivers are: %(available)s')
+
+
+class DriverNotEnabled(NotFound):
+    msg_fmt = 'Driver %(name)s is not enabled on host %(host)s.'
+
+
+class DriverAlreadyEnabled(Conflict):
+    msg_fmt = 'Driver %(name)s is already enabled on host %(host)s.'
+
+
+class DriverInstallFailed(Conflict):
+    msg_fmt = ('Installing driver %(name)s on host %(host)s failed; the host '
+               'is as it was: %(reason)s')
+
+
+class DriverInUse(Conflict):
+    msg_fmt = ('Driver %(name)s on host %(host)s has devices bound to '
+               'instances or attached (%(what)s); detach them first.')
+
+
+class DuplicateAccelerator(Conflict):
+    msg_fmt = 'An accelerator with %(field)s %(value)s already exists.'
+
+
+class AcceleratorChanged(Conflict):
+    msg_fmt = ('Accelerator %(uuid)s was changed by another request (now at '
+               'revision %(revision)s); read it again and retry.')
+
+
+class AcceleratorSpecManaged(Conflict):
+    msg_fmt = ('%(key)s of accelerator %(uuid)s comes from the hardware its '
+               'driver discovered; only acc_capability can be set.')
+
+
+class AcceleratorAttached(Conflict):
+    msg_fmt = 'Accelerator %(uuid)s is already attached to %(target)s.'
+
+
+class AcceleratorNotAttached(Conflict):
+    msg_fmt = 'Accelerator %(uuid)s is not attached.'
+
+
+class AcceleratorBusy(Conflict):
+    msg_fmt = ('Accelerator %(uuid)s is being %(action)s by another '
+               'request; retry when it is done.')
+
+
+class AcceleratorAllocated(Conflict):
+    msg_fmt = ('Placement holds allocations on accelerator %(uuid)s '
+               '(consumers %(consumers)s); release them through Nova first.')
+
+
+class AttachFailed(Conflict):
+    msg_fmt = 'Attaching accelerator %(uuid)s failed: %(reason)s'
+
+
+class DetachFailed(Conflict):
+    msg_fmt = 'Detaching accelerator %(uuid)s failed: %(reason)s'
+
+
 class ObjectActionError(CyborgException):
     msg_fmt = 'Object action %(action)s failed because: %(reason)s'
 

@@ -14,6 +14,7 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import version
 from cyborg.agent import cache as report_cache
+from cyborg.agent import driver_ops
 from cyborg.agent import placement as agent_placement
 from cyborg.agent import resource_tracker
 from cyborg.clients import glance
@@ -29,13 +30,15 @@ BINARY = 'cyborg-agent'
 class AgentManager:
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.3')
+    target = messaging.Target(version='1.4')
 
     def __init__(self, host, tracker=None, placement=None):
         self.host = host
+        self.driver_choices = driver_ops.DriverChoices(host)
         # NOTE(agent): drivers load here, before the service binds anything,
         # so an unknown driver name stops the process at once.
-        self.tracker = tracker or resource_tracker.ResourceTracker(host)
+        self.tracker = tracker or resource_tracker.ResourceTracker(
+            host, self.driver_choices.names())
         self.cache = report_cache.ReportCache(os.path.join(
             CONF.state_path, 'agent-%s-inventory.json' % host))
         self._lock = threading.Lock()
@@ -187,10 +190,10 @@ class AgentManager:
                                     replace=True)
 
     def _details(self, failed):
-        return {'version': version.version_string(),
-                'drivers': list(CONF.agent.enabled_drivers),
-                'report_interval': CONF.agent.report_interval,
-                'failed_drivers': list(failed)}
+        return dict(driver_ops.details(self.tracker),
+                    version=version.version_string(),
+                    report_interval=CONF.agent.report_interval,
+                    failed_drivers=list(failed))
 
     def _send_whole(self, context, current, failed, held):
         generation = (self.cache.generation or 0) + 1
@@ -345,14 +348,129 @@ class AgentManager:
                   driver.release_handle, attach_type, attach_info,
                   handle_uuid)
 
+    # --- Attach to a host, and drivers (1.4) -------------------------------
+
+    def _deployable(self, driver_name, cpid_type, cpid_info, name):
+        device = self._device(driver_name, cpid_type, cpid_info)
+        for dep in device.deployables:
+            if dep.name == name:
+                return device, dep
+        raise exception.DriverError(driver=driver_name, reason='%s has no '
+                                    'deployable %s' % (cpid_info, name))
+
+    def _check_free(self, uuid, name):
+        consumers = self.placement.consumers(name)
+        if consumers:
+            raise exception.AcceleratorAllocated(
+                uuid=uuid, consumers=', '.join(consumers))
+
+    def _take(self, context, key, name, taken):
+        self.placement.take(key, name, taken)
+        self._sync_placement(context, self.cache.devices
+                             if self._current is None else self._current)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def attach(self, context, uuid, driver_name, cpid_type, cpid_info,
+               deployable_name, host_use):
+        """RPC: take a deployable out of the scheduler's hands (reserved in
+        Placement) and, for the host's own use, have the driver prepare it.
+
+        :raises AcceleratorAllocated: Placement holds allocations on it.
+        :raises DriverError: the driver could not; nothing is reserved.
+        """
+        device, dep = self._deployable(driver_name, cpid_type, cpid_info,
+                                       deployable_name)
+        key = json.dumps([cpid_type, cpid_info])
+        with self._lock:
+            if self.placement is not None:
+                self._check_free(uuid, deployable_name)
+                self._take(context, key, deployable_name, True)
+        if not host_use:
+            return
+        driver = self.tracker.driver_named(driver_name)
+        try:
+            self._run(driver_name, 'Attaching %s to the host' %
+                      deployable_name, driver.attach_host, device, dep)
+        except exception.CyborgException:
+            if self.placement is not None:
+                with self._lock:
+                    self._take(context, key, deployable_name, False)
+            raise
+        LOG.info('Deployable %s is attached to this host', deployable_name)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def detach(self, context, uuid, driver_name, cpid_type, cpid_info,
+               deployable_name, host_use):
+        """RPC: undo ``attach`` (the conductor checked ``consumers``)."""
+        device, dep = self._deployable(driver_name, cpid_type, cpid_info,
+                                       deployable_name)
+        key = json.dumps([cpid_type, cpid_info])
+        if host_use:
+            driver = self.tracker.driver_named(driver_name)
+            self._run(driver_name, 'Detaching %s from the host' %
+                      deployable_name, driver.detach_host, device, dep)
+        if self.placement is not None:
+            with self._lock:
+                self._take(context, key, deployable_name, False)
+        LOG.info('Deployable %s is detached', deployable_name)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def consumers(self, context, deployable_name):
+        """RPC: consumers with allocations on a deployable's provider;
+        none when this agent does not use Placement."""
+        if self.placement is None:
+            return []
+        return self.placement.consumers(deployable_name)
+
+    def _rediscover(self):
+        self.report()
+        return dict(driver_ops.details(self.tracker),
+                    devices=(self.last_result or {}).get('devices', []))
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def install_driver(self, context, name):
+        """RPC: load, install and enable a driver; then discover with it.
+        """
+        with self._lock:
+            driver_ops.install(self.tracker, self.driver_choices, self.host,
+                               name)
+        return self._rediscover()
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def uninstall_driver(self, context, name):
+        """RPC: stop using a driver; its devices leave with the next
+        report (now)."""
+        with self._lock:
+            driver_ops.uninstall(self.tracker, self.driver_choices,
+                                 self.host, name)
+        return self._rediscover()
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def update_driver(self, context, name, image_id=None):
+        """RPC: reload a driver's options, or load an image through it."""
+        path = None
+        if image_id is not None:
+            path = glance.GlanceClient().download(image_id, CONF.state_path)
+        try:
+            with self._lock:
+                driver_ops.update(self.tracker, self.host, name,
+                                  list(self._found.values()), path)
+        finally:
+            if path is not None:
+                os.unlink(path)
+        return self._rediscover()
+
 
 def _recorded(result):
-    """Device key -> status, and device key -> operators' traits per
-    deployable, from what the conductor recorded."""
-    statuses, traits = {}, {}
+    """Device key -> status, device key -> operators' traits per
+    deployable, and device key -> deployables attached through /v1, from
+    what the conductor recorded."""
+    statuses, traits, taken = {}, {}, {}
     for device in result.get('devices', ()):
         key = json.dumps(list(device['controlpath']))
         statuses[key] = device['status']
         if device.get('traits'):
             traits[key] = device['traits']
-    return statuses, traits
+        if device.get('taken'):
+            taken[key] = device['taken']
+    return statuses, traits, taken

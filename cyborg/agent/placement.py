@@ -34,25 +34,30 @@ def _reserved(status, fault):
     return bool(fault) or status != states.DEVICE_READY
 
 
-def wanted_providers(devices, statuses, extra_traits=None):
+def wanted_providers(devices, statuses, extra_traits=None, taken=None):
     """What Placement should hold for the devices found on this host.
 
     :param devices: device key -> device primitive (as the report cache).
     :param statuses: device key -> status the conductor recorded.
     :param extra_traits: device key -> {deployable name: [traits]} that
         operators added as attributes.
+    :param taken: device key -> deployable names attached through
+        /v1/accelerators, which the scheduler must not hand out.
     :returns: provider uuid -> ``Wanted``
     """
     wanted = {}
     extra_traits = extra_traits or {}
+    taken = taken or {}
     for key, device in devices.items():
-        reserve = _reserved(statuses.get(key), device.get('fault'))
+        device_reserve = _reserved(statuses.get(key), device.get('fault'))
+        attached = set(taken.get(key) or ())
         common = {os_traits.OWNER_CYBORG}
         common.update(service_trait(s) for s in device.get('services', ()))
         added = extra_traits.get(key) or {}
         for dep in device.get('deployables', ()):
             traits = common | set(dep.get('traits', ()))
             traits.update(added.get(dep['name'], ()))
+            reserve = device_reserve or dep['name'] in attached
             item = Wanted(name=dep['name'], device=key,
                           resource_class=dep['resource_class'],
                           total=int(dep['num_accelerators']),
@@ -129,6 +134,8 @@ class ProviderTree:
         self.statuses = {}
         #: Device key -> {deployable name: [traits]} operators added.
         self.extra_traits = {}
+        #: Device key -> deployable names attached outside the scheduler.
+        self.taken = {}
         #: Keys of lost devices whose providers are gone at last; the
         #: conductor may now forget them.
         self.released = set()
@@ -143,34 +150,60 @@ class ProviderTree:
             self.providers = dict(data.get('providers') or {})
         self.statuses = dict(data.get('statuses') or {})
         self.extra_traits = dict(data.get('extra_traits') or {})
+        self.taken = dict(data.get('taken') or {})
         self.released = set(data.get('released') or ())
 
     def _save(self):
         report_cache.write_json(self.path, {
             'name': self.name, 'root': self.root,
             'providers': self.providers, 'statuses': self.statuses,
-            'extra_traits': self.extra_traits,
+            'extra_traits': self.extra_traits, 'taken': self.taken,
             'released': sorted(self.released)})
 
-    def set_statuses(self, statuses, extra_traits=None, replace=False):
+    def set_statuses(self, statuses, extra_traits=None, taken=None,
+                     replace=False):
         """Record what the conductor holds of this host's devices.
 
         :param statuses: device key -> status.
         :param extra_traits: device key -> {deployable name: [traits]}
             operators added; for the devices of ``statuses``.
+        :param taken: device key -> names of its deployables attached
+            through /v1/accelerators; for the devices of ``statuses``.
         """
         extra_traits = extra_traits or {}
+        taken = taken or {}
         if replace:
             self.statuses = dict(statuses)
             self.extra_traits = {}
+            self.taken = {}
         else:
             self.statuses.update(statuses)
         for key in statuses:
-            if extra_traits.get(key):
-                self.extra_traits[key] = extra_traits[key]
-            else:
-                self.extra_traits.pop(key, None)
+            for mine, theirs in ((self.extra_traits, extra_traits),
+                                 (self.taken, taken)):
+                if theirs.get(key):
+                    mine[key] = theirs[key]
+                else:
+                    mine.pop(key, None)
         self._save()
+
+    def take(self, device_key, name, taken=True):
+        """Reserve (or, with ``taken=False``, free) one deployable's
+        provider for an attach outside the scheduler; sync writes it."""
+        names = set(self.taken.get(device_key) or ())
+        if taken:
+            names.add(name)
+        else:
+            names.discard(name)
+        if names:
+            self.taken[device_key] = sorted(names)
+        else:
+            self.taken.pop(device_key, None)
+        self._save()
+
+    def consumers(self, name):
+        """Consumers holding allocations on a deployable's provider."""
+        return self.client.get_allocations(provider_uuid(name))
 
     # --- Reading Placement -------------------------------------------------
 
@@ -231,7 +264,7 @@ class ProviderTree:
         """
         root = self._root_uuid()
         wanted = wanted_providers(devices, self.statuses,
-                                  self.extra_traits)
+                                  self.extra_traits, self.taken)
         for item in wanted.values():
             if item.uuid in self.providers:
                 self.providers[item.uuid]['device'] = item.device

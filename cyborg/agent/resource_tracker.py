@@ -19,6 +19,25 @@ def available_drivers():
     return sorted(extension.ExtensionManager(drivers.NAMESPACE).names())
 
 
+def driver_catalogue():
+    """``[{'name', 'driver_name', 'version'}]`` of every installed driver,
+    read from the classes: nothing is built, so a driver whose options do
+    not suit this host is still listed."""
+    found = []
+    manager = extension.ExtensionManager(drivers.NAMESPACE,
+                                         on_load_failure_callback=_skip)
+    for ext in sorted(manager.extensions, key=lambda ext: ext.name):
+        found.append({'name': ext.name,
+                      'driver_name': getattr(ext.plugin, 'name', None) or
+                      ext.name,
+                      'version': str(getattr(ext.plugin, 'version', ''))})
+    return found
+
+
+def _skip(_manager, entrypoint, exc):
+    LOG.warning('Driver %s cannot be imported: %s', entrypoint.name, exc)
+
+
 def load_drivers(names):
     """Build each named driver; an unknown or broken one stops the agent."""
 
@@ -50,6 +69,21 @@ class ResourceTracker:
         names = (CONF.agent.enabled_drivers if driver_names is None
                  else driver_names)
         self.drivers = load_drivers(names)
+
+    def enable(self, entry_point, driver):
+        """Add a driver built and installed at run time."""
+        self.drivers[entry_point] = driver
+
+    def disable(self, entry_point):
+        """Stop discovering with a driver; returns it."""
+        return self.drivers.pop(entry_point)
+
+    def entry_point_of(self, name):
+        """The entry point name of an enabled driver named either way."""
+        for entry_point, driver in self.drivers.items():
+            if name in (driver.name, entry_point):
+                return entry_point
+        return None
 
     def driver_named(self, name):
         """The loaded driver whose ``name`` (or entry point) is ``name``."""

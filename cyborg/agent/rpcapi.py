@@ -19,9 +19,11 @@ class AgentAPI:
     * 1.1 - install_device.
     * 1.2 - update_device_states.
     * 1.3 - program, prepare_handle, release_handle.
+    * 1.4 - attach, detach, consumers (/v1 accelerators); install_driver,
+      uninstall_driver, update_driver.
     """
 
-    RPC_API_VERSION = '1.3'
+    RPC_API_VERSION = '1.4'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -29,7 +31,8 @@ class AgentAPI:
 
     def discover(self, context, host):
         """Run a discovery pass on ``host`` now and return its summary."""
-        cctxt = self.client.prepare(server=host)
+        cctxt = self.client.prepare(server=host,
+                                    timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'discover')
 
     def install_device(self, context, host, driver_name, cpid_type,
@@ -81,3 +84,52 @@ class AgentAPI:
         return cctxt.call(context, 'release_handle', driver_name=driver_name,
                           attach_type=attach_type, attach_info=attach_info,
                           handle_uuid=handle_uuid)
+
+    def attach(self, context, host, uuid, driver_name, cpid_type, cpid_info,
+               deployable_name, host_use):
+        """Reserve a deployable of ``host`` in Placement for an attach and,
+        for the host's own use, have its driver prepare it."""
+        cctxt = self.client.prepare(server=host, version='1.4',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'attach', uuid=uuid,
+                          driver_name=driver_name, cpid_type=cpid_type,
+                          cpid_info=cpid_info,
+                          deployable_name=deployable_name, host_use=host_use)
+
+    def detach(self, context, host, uuid, driver_name, cpid_type, cpid_info,
+               deployable_name, host_use):
+        """Undo ``attach`` on ``host``."""
+        cctxt = self.client.prepare(server=host, version='1.4',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'detach', uuid=uuid,
+                          driver_name=driver_name, cpid_type=cpid_type,
+                          cpid_info=cpid_info,
+                          deployable_name=deployable_name, host_use=host_use)
+
+    def consumers(self, context, host, deployable_name):
+        """Consumers Placement has allocations of on a deployable."""
+        cctxt = self.client.prepare(server=host, version='1.4',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'consumers',
+                          deployable_name=deployable_name)
+
+    def install_driver(self, context, host, name):
+        """Load, install and enable a driver on ``host``; returns its
+        drivers and the devices the conductor then recorded."""
+        cctxt = self.client.prepare(server=host, version='1.4',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'install_driver', name=name)
+
+    def uninstall_driver(self, context, host, name):
+        """Stop using a driver on ``host``; returns as install_driver."""
+        cctxt = self.client.prepare(server=host, version='1.4',
+                                    timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'uninstall_driver', name=name)
+
+    def update_driver(self, context, host, name, image_id=None):
+        """Reload a driver's options on ``host`` (or load an image through
+        it); returns as install_driver."""
+        cctxt = self.client.prepare(server=host, version='1.4',
+                                    timeout=CONF.conductor.program_timeout)
+        return cctxt.call(context, 'update_driver', name=name,
+                          image_id=image_id)

@@ -43,9 +43,14 @@ class ContextHook(hooks.PecanHook):
         state.request.context = context
 
 
+V1_PREFIX = 'v1'
+
+
 def is_versioned(request):
-    """Everything but the version document at the root is under /v2."""
-    return request.path_info.strip('/') != ''
+    """Everything but the version document at the root and the original
+    /v1 API (which has no microversions) is under /v2."""
+    path = request.path_info.strip('/')
+    return path != '' and path.split('/')[0] != V1_PREFIX
 
 
 class MicroversionHook(hooks.PecanHook):

@@ -31,6 +31,10 @@ VERSIONS = (
                        'devices, deployables, attributes, device profiles '
                        'and accelerator requests page (limit, marker, '
                        'sort_key, sort_dir, next).'),
+    VersionNote('2.5', 'Driver and service operations: GET and POST '
+                       '/v2/drivers, PATCH and DELETE /v2/drivers/{host}/'
+                       '{name}, GET /v2/services, POST /v2/services/'
+                       'discover.'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)

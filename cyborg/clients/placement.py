@@ -180,6 +180,16 @@ class PlacementClient:
         return self._request(
             'GET', '/resource_providers/%s/usages' % uuid).json()['usages']
 
+    def get_allocations(self, uuid):
+        """Consumer uuids holding allocations on a provider (none when
+        the provider does not exist)."""
+        response = self._request(
+            'GET', '/resource_providers/%s/allocations' % uuid,
+            ok=(200, 404))
+        if response.status_code == 404:
+            return []
+        return sorted(response.json()['allocations'])
+
     # --- Custom resource classes and traits ---------------------------------
 
     def ensure_resource_classes(self, names):

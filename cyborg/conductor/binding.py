@@ -34,8 +34,8 @@ def _select():
     return (sa.select(models.AcceleratorRequest,
                       models.DeviceProfile.name,
                       models.AttachHandle)
-            .join(models.DeviceProfile, models.DeviceProfile.id ==
-                  models.AcceleratorRequest.device_profile_id)
+            .outerjoin(models.DeviceProfile, models.DeviceProfile.id ==
+                       models.AcceleratorRequest.device_profile_id)
             .outerjoin(models.AttachHandle, models.AttachHandle.id ==
                        models.AcceleratorRequest.attach_handle_id)
             .order_by(models.AcceleratorRequest.id))
@@ -47,7 +47,9 @@ def _to_object(context, row, profile_name, handle):
                  'hostname', 'device_rp_uuid', 'instance_uuid', 'project_id',
                  'created_at', 'updated_at'):
         setattr(obj, name, getattr(row, name))
-    obj.device_profile_name = profile_name
+    # NOTE(binding): the ARQ of a /v1 attach has no profile; clients
+    # expect a string here.
+    obj.device_profile_name = profile_name or ''
     bound = handle is not None and row.state == states.ARQ_BOUND
     # NOTE(binding): as upstream, handle details show once bound only.
     obj.attach_handle_type = handle.attach_type if bound else ''
@@ -74,6 +76,18 @@ def units(group):
     """How many ARQs a profile group makes: the sum of its amounts."""
     return sum(int(value) for key, value in group.items()
                if key.startswith(_RESOURCES))
+
+
+@main.writer
+def create_for_attach(context, project_id):
+    """The ARQ of a /v1 attach to an instance: no profile, one unit."""
+    row = models.AcceleratorRequest(
+        uuid=uuidutils.generate_uuid(), state=states.ARQ_INITIAL,
+        device_profile_id=None, device_profile_group_id=0,
+        project_id=project_id)
+    context.session.add(row)
+    context.session.flush()
+    return row.uuid
 
 
 @session.retry_on_conflict
@@ -261,24 +275,63 @@ def start_bind(context, bindings, project_id=None):
     for uuid, row in rows.items():
         binding = bindings[uuid]
         deployable = by_rp[binding['device_rp_uuid']]
-        row.hostname = binding['hostname']
-        row.device_rp_uuid = binding['device_rp_uuid']
-        row.instance_uuid = binding['instance_uuid']
-        if binding.get('project_id'):
-            row.project_id = binding['project_id']
-        row.deployable_id = deployable.id
-        row.updated_at = _now()
-        handle_id = _take_handle(session, deployable.id)
-        if handle_id is None:
-            LOG.warning('No free attach handle on %s for ARQ %s',
-                        deployable.name, uuid)
-            row.state = states.ARQ_BIND_FAILED
+        if _bind_row(session, row, binding, deployable):
+            started.append(uuid)
+        else:
             failed.append(uuid)
-            continue
-        row.attach_handle_id = handle_id
-        row.state = states.ARQ_BIND_STARTED
-        started.append(uuid)
     return started, failed
+
+
+def _bind_row(session, row, binding, deployable):
+    """Record the binding on the ARQ and take a handle; False (and
+    BindFailed) when the deployable has none free."""
+    row.hostname = binding['hostname']
+    row.device_rp_uuid = binding['device_rp_uuid']
+    row.instance_uuid = binding['instance_uuid']
+    if binding.get('project_id'):
+        row.project_id = binding['project_id']
+    row.deployable_id = deployable.id
+    row.updated_at = _now()
+    handle_id = _take_handle(session, deployable.id)
+    if handle_id is None:
+        LOG.warning('No free attach handle on %s for ARQ %s',
+                    deployable.name, row.uuid)
+        row.state = states.ARQ_BIND_FAILED
+        return False
+    row.attach_handle_id = handle_id
+    row.state = states.ARQ_BIND_STARTED
+    return True
+
+
+@session.retry_on_conflict
+@main.writer
+def start_bind_on(context, uuid, instance_uuid, deployable_uuid):
+    """Bind one ARQ to a named deployable (a /v1 attach, which may add an
+    accelerator to an instance that has others).
+
+    :returns: whether it is BindStarted (else BindFailed: no free handle).
+    """
+    session = context.session
+    row = _lock(session, [uuid], None)[uuid]
+    _check_transition(row, states.ARQ_BIND_STARTED)
+    deployable = session.scalars(sa.select(models.Deployable).where(
+        models.Deployable.uuid == deployable_uuid)).one()
+    return _bind_row(session, row, {
+        'hostname': deployable.device.hostname,
+        'device_rp_uuid': deployable.rp_uuid,
+        'instance_uuid': instance_uuid}, deployable)
+
+
+@session.retry_on_conflict
+@main.writer
+def bind_without_handle(context, uuid, instance_uuid):
+    """Initial -> Bound for the ARQ of an accelerator no agent manages
+    (nothing to prepare on a host)."""
+    row = _lock(context.session, [uuid], None)[uuid]
+    _check_transition(row, states.ARQ_BIND_STARTED)
+    row.instance_uuid = instance_uuid
+    row.state = states.ARQ_BOUND
+    row.updated_at = _now()
 
 
 @session.retry_on_conflict
@@ -319,8 +372,8 @@ def bind_job(context, uuid):
     found = session.execute(
         sa.select(models.AcceleratorRequest, models.DeviceProfile,
                   models.Deployable, models.AttachHandle)
-        .join(models.DeviceProfile, models.DeviceProfile.id ==
-              models.AcceleratorRequest.device_profile_id)
+        .outerjoin(models.DeviceProfile, models.DeviceProfile.id ==
+                   models.AcceleratorRequest.device_profile_id)
         .join(models.Deployable, models.Deployable.id ==
               models.AcceleratorRequest.deployable_id)
         .join(models.AttachHandle, models.AttachHandle.id ==
@@ -331,7 +384,8 @@ def bind_job(context, uuid):
     if found is None:
         return None
     row, profile, dep, handle = found
-    groups = json.loads(profile.profile_json).get('groups', [])
+    groups = (json.loads(profile.profile_json).get('groups', [])
+              if profile is not None else [])
     device = dep.device
     cpid = device.controlpath_ids[0]
 

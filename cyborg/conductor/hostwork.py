@@ -75,6 +75,15 @@ def _program(context, target, image_id, agent_api):
     LOG.info('Deployable %s now holds image %s', target['uuid'], image_id)
 
 
+def resolve_image(image_id, glance=None):
+    """The id of an active Glance image given by id.
+
+    :raises ImageNotFound, ImageNotUsable, ImageUnavailable.
+    """
+    glance = glance or glance_client.GlanceClient()
+    return glance.image(image_id)['id']
+
+
 def program(context, deployable_uuid, image_id, agent_api, glance=None):
     """Program a deployable no instance uses (the operator's PATCH).
 
@@ -82,8 +91,7 @@ def program(context, deployable_uuid, image_id, agent_api, glance=None):
         ImageUnavailable, AgentUnavailable, ProgrammingFailed,
         DriverOperationNotSupported: the database is unchanged.
     """
-    glance = glance or glance_client.GlanceClient()
-    image_id = glance.image(image_id)['id']
+    image_id = resolve_image(image_id, glance)
     with lockutils.lock('program-%s' % deployable_uuid):
         target = _target(context, deployable_uuid)
         if target['in_use']:

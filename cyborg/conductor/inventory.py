@@ -37,7 +37,9 @@ def _load_host(session, host):
             orm.selectinload(models.Device.deployables)
             .selectinload(models.Deployable.attributes),
             orm.selectinload(models.Device.deployables)
-            .selectinload(models.Deployable.attach_handles))
+            .selectinload(models.Deployable.attach_handles),
+            orm.selectinload(models.Device.deployables)
+            .selectinload(models.Deployable.accelerator))
     ).all()
 
 
@@ -102,13 +104,26 @@ def _state(key, device):
     traits = {name: found for name, found in traits.items() if found}
     if traits:
         state['traits'] = traits
+    taken = sorted(dep.name for dep in device.deployables if _attached(dep))
+    if taken:
+        state['taken'] = taken
     return state
+
+
+def _attached(dep):
+    # NOTE(inventory): a deployable added by this report has no loaded
+    # accelerator row (and cannot be attached yet); reading the attribute
+    # would cost one SELECT per new deployable.
+    accelerator = sa.inspect(dep).dict.get('accelerator')
+    return accelerator is not None and accelerator.attach_type is not None
 
 
 def _with_states(stmt):
     return stmt.options(orm.selectinload(models.Device.controlpath_ids),
                         orm.selectinload(models.Device.deployables)
-                        .selectinload(models.Deployable.attributes))
+                        .selectinload(models.Deployable.attributes),
+                        orm.selectinload(models.Device.deployables)
+                        .selectinload(models.Deployable.accelerator))
 
 
 @main.reader
@@ -190,6 +205,7 @@ def _record(context, host, generation, base_generation, details):
         context, host, AGENT_BINARY, generation,
         base_generation=base_generation, version=details.get('version'),
         drivers=details.get('drivers'),
+        available_drivers=details.get('available_drivers'),
         report_interval=details.get('report_interval'))
 
 

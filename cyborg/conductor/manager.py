@@ -1,5 +1,7 @@
 """Conductor RPC endpoints: object indirection, agent reports, liveness."""
 
+from concurrent import futures
+
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -10,8 +12,11 @@ from cyborg import states
 from cyborg import version
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova as nova_client
+from cyborg.conductor import accelerators
+from cyborg.conductor import attachments
 from cyborg.conductor import attributes
 from cyborg.conductor import binding
+from cyborg.conductor import driver_admin
 from cyborg.conductor import hostwork
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
@@ -38,7 +43,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.5')
+    target = messaging.Target(version='1.6')
 
     def __init__(self, host):
         self.host = host
@@ -66,6 +71,7 @@ class ConductorManager:
                                       CONF.conductor.agent_rpc_timeout)
         self._heartbeat()
         self._recover_binds(context)
+        accelerators.recover(context, CONF.conductor.agent_rpc_timeout * 2)
 
     def _recover_binds(self, context):
         # NOTE(conductor): a conductor that died mid-bind left these; no
@@ -235,9 +241,9 @@ class ConductorManager:
                 hostwork.release(context, job['prepared'], self.agent_api)
             elif done is not None:
                 results[uuid] = done
-        self._tell_nova(results)
+        self.tell_nova(results)
 
-    def _tell_nova(self, results):
+    def tell_nova(self, results):
         """One event batch per instance; ``results``: uuid -> (instance,
         state)."""
         by_instance = {}
@@ -277,6 +283,113 @@ class ConductorManager:
         return deployable_obj.Deployable.get(context, uuid)
 
 
+    # --- /v1 accelerators (1.6) -------------------------------------------
+
+    def list_accelerators(self, context):
+        return accelerators.list_all(context)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def get_accelerator(self, context, uuid):
+        return accelerators.get(context, uuid)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def create_accelerator(self, context, name, uuid=None, project_id=None):
+        return accelerators.create(context, name, uuid, project_id)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def update_accelerator_spec(self, context, uuid, key, value,
+                                revision=None):
+        return accelerators.update_spec(context, uuid, key, value, revision)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def attach_accelerator(self, context, uuid, instance_uuid=None,
+                           host=None, project_id=None):
+        return attachments.attach(context, uuid, self.agent_api, self,
+                                  instance_uuid=instance_uuid, host=host,
+                                  project_id=project_id)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def detach_accelerator(self, context, uuid):
+        attachments.detach(context, uuid, self.agent_api)
+
+    # --- Drivers and services (1.6) ------------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def list_drivers(self, context, host=None):
+        return driver_admin.list_drivers(context, host)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def install_driver(self, context, host, name):
+        driver_admin.check_host(context, host)
+        result = driver_admin.agent_call(
+            host, self.agent_api.install_driver, context, host, name)
+        driver_admin.record(context, host, result)
+        return driver_admin.driver_entry(context, host, name)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def uninstall_driver(self, context, host, name):
+        entry = driver_admin.driver_entry(context, host, name)
+        if not entry['enabled']:
+            raise exception.DriverNotEnabled(name=name, host=host)
+        held = driver_admin.bindings_of(context, host, entry['driver_name'])
+        if held:
+            raise exception.DriverInUse(name=entry['name'], host=host,
+                                        what='; '.join(held[:5]))
+        result = driver_admin.agent_call(
+            host, self.agent_api.uninstall_driver, context, host,
+            entry['name'])
+        driver_admin.record(context, host, result)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def update_driver(self, context, host, name, image_id=None):
+        entry = driver_admin.driver_entry(context, host, name)
+        if not entry['enabled']:
+            raise exception.DriverNotEnabled(name=name, host=host)
+        if image_id is not None:
+            image_id = hostwork.resolve_image(image_id)
+        before = driver_admin.snapshot(context, host)
+        result = driver_admin.agent_call(
+            host, self.agent_api.update_driver, context, host,
+            entry['name'], image_id)
+        driver_admin.record(context, host, result)
+        entry = driver_admin.driver_entry(context, host, name)
+        entry['changes'] = driver_admin.changes(
+            before, driver_admin.snapshot(context, host))
+        return entry
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def list_services(self, context, host=None, driver_name=None):
+        if host is not None:
+            driver_admin.check_host(context, host)
+        return driver_admin.services(context, host, driver_name)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def discover_services(self, context, host=None):
+        """Have one agent (or every one) discover now; what changed."""
+        if host is not None:
+            driver_admin.check_host(context, host)
+        hosts = [host] if host else driver_admin.agent_hosts(context)
+        # NOTE(conductor): agents discover in parallel, so asking every
+        # host takes as long as the slowest, not the sum.
+        with futures.ThreadPoolExecutor(
+                max_workers=max(1, min(16, len(hosts)))) as pool:
+            return list(pool.map(
+                lambda name: self._discover_one(context, name), hosts))
+
+    def _discover_one(self, context, host):
+        before = driver_admin.snapshot(context, host)
+        entry = {'host': host, 'error': None}
+        try:
+            driver_admin.agent_call(host, self.agent_api.discover, context,
+                                    host)
+        except exception.CyborgException as exc:
+            entry['error'] = str(exc)
+        entry.update(driver_admin.changes(
+            before, driver_admin.snapshot(context, host)))
+        return entry
+
+
 def _details(report):
     return {name: report.get(name)
-            for name in ('version', 'drivers', 'report_interval')}
+            for name in ('version', 'drivers', 'available_drivers',
+                         'report_interval')}

@@ -24,9 +24,14 @@ class ConductorAPI:
     * 1.5 - create_attribute, delete_attribute, program_deployable;
       list_arqs checks resolution and pages; finish_binds takes the
       binds that failed at once, to tell Nova.
+    * 1.6 - /v1 accelerators: list_accelerators, get_accelerator,
+      create_accelerator, update_accelerator_spec, attach_accelerator,
+      detach_accelerator; drivers and services: list_drivers,
+      install_driver, uninstall_driver, update_driver, list_services,
+      discover_services.
     """
 
-    RPC_API_VERSION = '1.5'
+    RPC_API_VERSION = '1.6'
 
     def __init__(self, topic=None):
         target = messaging.Target(topic=topic or CONF.conductor.topic,
@@ -186,6 +191,70 @@ class ConductorAPI:
             version='1.5', timeout=CONF.conductor.program_timeout + 30)
         return cctxt.call(context, 'program_deployable', uuid=uuid,
                           image_id=image_id)
+
+    # --- /v1 accelerators ---------------------------------------------------
+
+    def _call(self, context, method, timeout=None, **kwargs):
+        cctxt = self.client.prepare(version='1.6', timeout=timeout)
+        return cctxt.call(context, method, **kwargs)
+
+    def list_accelerators(self, context):
+        return self._call(context, 'list_accelerators')
+
+    def get_accelerator(self, context, uuid):
+        return self._call(context, 'get_accelerator', uuid=uuid)
+
+    def create_accelerator(self, context, name, uuid=None, project_id=None):
+        return self._call(context, 'create_accelerator', name=name,
+                          uuid=uuid, project_id=project_id)
+
+    def update_accelerator_spec(self, context, uuid, key, value,
+                                revision=None):
+        """Set the whole spec (key None) or one key; ``revision`` is the
+        one the caller read (AcceleratorChanged when it is not current)."""
+        return self._call(context, 'update_accelerator_spec', uuid=uuid,
+                          key=key, value=value, revision=revision)
+
+    def attach_accelerator(self, context, uuid, instance_uuid=None,
+                           host=None, project_id=None):
+        return self._call(context, 'attach_accelerator',
+                          timeout=CONF.conductor.program_timeout + 30,
+                          uuid=uuid, instance_uuid=instance_uuid, host=host,
+                          project_id=project_id)
+
+    def detach_accelerator(self, context, uuid):
+        return self._call(context, 'detach_accelerator',
+                          timeout=CONF.conductor.agent_rpc_timeout * 3 + 30,
+                          uuid=uuid)
+
+    # --- Drivers and services ------------------------------------------------
+
+    def list_drivers(self, context, host=None):
+        return self._call(context, 'list_drivers', host=host)
+
+    def install_driver(self, context, host, name):
+        return self._call(context, 'install_driver',
+                          timeout=CONF.conductor.agent_rpc_timeout + 30,
+                          host=host, name=name)
+
+    def uninstall_driver(self, context, host, name):
+        return self._call(context, 'uninstall_driver',
+                          timeout=CONF.conductor.agent_rpc_timeout + 30,
+                          host=host, name=name)
+
+    def update_driver(self, context, host, name, image_id=None):
+        return self._call(context, 'update_driver',
+                          timeout=CONF.conductor.program_timeout + 30,
+                          host=host, name=name, image_id=image_id)
+
+    def list_services(self, context, host=None, driver_name=None):
+        return self._call(context, 'list_services', host=host,
+                          driver_name=driver_name)
+
+    def discover_services(self, context, host=None):
+        return self._call(context, 'discover_services',
+                          timeout=CONF.conductor.agent_rpc_timeout + 30,
+                          host=host)
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

@@ -126,6 +126,9 @@ class Deployable(Base):
     attach_handles: orm.Mapped[list['AttachHandle']] = orm.relationship(
         back_populates='deployable', cascade='all, delete-orphan',
         passive_deletes=True, order_by='AttachHandle.id')
+    accelerator: orm.Mapped['Accelerator | None'] = orm.relationship(
+        back_populates='deployable', cascade='all, delete-orphan',
+        passive_deletes=True, uselist=False)
 
 
 class Attribute(Base):
@@ -208,8 +211,10 @@ class AcceleratorRequest(Base):
 
     uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
     state: orm.Mapped[str] = orm.mapped_column(sa.String(30), nullable=False)
-    device_profile_id: orm.Mapped[int] = orm.mapped_column(
-        sa.ForeignKey('device_profiles.id'), nullable=False)
+    # NOTE(db): NULL for the ARQ of a /v1/accelerators attach, which
+    # names its accelerator instead of a profile.
+    device_profile_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('device_profiles.id'), nullable=True)
     device_profile_group_id: orm.Mapped[int] = orm.mapped_column(
         sa.Integer, nullable=False)
     hostname: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
@@ -220,6 +225,46 @@ class AcceleratorRequest(Base):
         sa.ForeignKey('attach_handles.id', ondelete='SET NULL'))
     deployable_id: orm.Mapped[int | None] = orm.mapped_column(
         sa.ForeignKey('deployables.id', ondelete='SET NULL'))
+
+
+class Accelerator(Base):
+    """What /v1/accelerators adds to an assignable unit.
+
+    A row with a deployable holds the operator's capability notes and the
+    attachment of a discovered deployable (its uuid is the deployable's);
+    one without describes an accelerator no agent sees (a remote or
+    standalone rack accelerator), with the spec the operator gave.
+    """
+
+    __tablename__ = 'accelerators'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_accelerators0uuid'),
+        sa.UniqueConstraint('name', name='uniq_accelerators0name'),
+        sa.UniqueConstraint('deployable_id',
+                            name='uniq_accelerators0deployable_id'),
+        _TABLE_ARGS,
+    )
+
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    deployable_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'))
+    # JSON: the whole acc_specs of an operator's accelerator; only
+    # acc_capability of a discovered one (the rest is the hardware's).
+    acc_specs: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # Bumped by every change of the spec; it is the ETag of the resource.
+    revision: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, nullable=False, default=1)
+    project_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    # 'instance' or 'host' while attached through /v1; attach_state is
+    # 'attaching' while the work runs, then 'attached'.
+    attach_type: orm.Mapped[str | None] = orm.mapped_column(sa.String(16))
+    attach_state: orm.Mapped[str | None] = orm.mapped_column(sa.String(16))
+    attached_to: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    arq_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+
+    deployable: orm.Mapped[Deployable | None] = orm.relationship(
+        back_populates='accelerator')
 
 
 class Service(Base):
@@ -250,3 +295,6 @@ class Service(Base):
     report_generation: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
     report_interval: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
     drivers: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # Agents only (JSON): every driver installed on the host, enabled or
+    # not, as [{'name', 'driver_name', 'version'}].
+    available_drivers: orm.Mapped[str | None] = orm.mapped_column(sa.Text)

@@ -75,7 +75,8 @@ def agent_heartbeat(context, host, binary, generation):
 
 @main.writer
 def record_report(context, host, binary, generation, base_generation=None,
-                  version=None, drivers=None, report_interval=None):
+                  version=None, drivers=None, report_interval=None,
+                  available_drivers=None):
     """Record the generation of an agent's inventory with its liveness.
 
     Runs in the transaction that applies the inventory. A delta
@@ -88,6 +89,8 @@ def record_report(context, host, binary, generation, base_generation=None,
         values['version'] = version
     if drivers is not None:
         values['drivers'] = json.dumps(sorted(drivers))
+    if available_drivers is not None:
+        values['available_drivers'] = json.dumps(available_drivers)
     if report_interval is not None:
         values['report_interval'] = report_interval
     if base_generation is None:
@@ -116,3 +119,11 @@ def list(context, binary=None):  # noqa: A001 - mirrors the object API
     if binary is not None:
         stmt = stmt.where(models.Service.binary == binary)
     return context.session.scalars(stmt).all()
+
+
+@main.writer
+def record_drivers(context, host, binary, drivers, available_drivers):
+    """Record an agent's drivers after an operator changed them."""
+    _upsert(context, host, binary, {
+        'drivers': json.dumps(sorted(drivers)),
+        'available_drivers': json.dumps(available_drivers)})

@@ -48,6 +48,9 @@ class AcceleratorDriver(abc.ABC):
     #: Name recorded as the devices' and deployables' driver_name.
     name = None
 
+    #: Version shown in the driver list; bump it with the driver's code.
+    version = '1.0'
+
     @abc.abstractmethod
     def discover(self, ctx):
         """Return the ``report.Device`` list this driver finds on the host.
@@ -93,6 +96,49 @@ class AcceleratorDriver(abc.ABC):
         """Undo ``prepare_handle`` once the handle is unbound."""
         if attach_type == mdev.ATTACH_MDEV:
             mdev.remove(self.name, attach_info, handle_uuid)
+
+    def install_driver(self):
+        """Prepare the host for this driver (load a kernel module...).
+
+        Called once when an operator installs the driver on a running
+        agent, before its first discovery. Raise ``exception.DriverError``
+        with the reason when the host cannot run it; the agent then leaves
+        the driver disabled and the host as it was. Default: nothing.
+        """
+        return None
+
+    def uninstall_driver(self):
+        """Undo ``install_driver`` when an operator uninstalls the driver.
+        """
+        return None
+
+    def update(self, devices, image_path=None):
+        """Apply new configuration or firmware to this driver's devices.
+
+        The agent builds a fresh driver instance (so options are read
+        again) and calls this on it. With ``image_path`` the default loads
+        the image onto every deployable through ``program``.
+
+        :param devices: the ``report.Device`` list this driver found.
+        """
+        if image_path is None:
+            return
+        for device in devices:
+            for deployable in device.deployables:
+                self.program(device, deployable, image_path)
+
+    def attach_host(self, device, deployable):
+        """Give a deployable to the host itself (not to an instance).
+
+        For example bind its PCI function to the host's kernel driver.
+        """
+        raise exception.DriverOperationNotSupported(driver=self.name,
+                                                    operation='attach_host')
+
+    def detach_host(self, device, deployable):
+        """Take a deployable back from the host, ready for instances."""
+        raise exception.DriverOperationNotSupported(driver=self.name,
+                                                    operation='detach_host')
 
     def health(self, device):
         """Return a ``Health``; a device found unhealthy becomes 'error'."""

@@ -1,5 +1,6 @@
 """Default policies, one module per resource; listed for oslo.policy."""
 
+from cyborg.policies import accelerator
 from cyborg.policies import agent
 from cyborg.policies import arq
 from cyborg.policies import attribute
@@ -7,9 +8,10 @@ from cyborg.policies import base
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
+from cyborg.policies import driver
 
 _MODULES = (base, device, deployable, attribute, agent, device_profile,
-            arq)
+            arq, driver, accelerator)
 
 
 def list_rules():

@@ -115,6 +115,13 @@ def project_rule(name, check_str, description, operations, deprecated,
             deprecated_since=since))
 
 
+def rule(name, check_str, description, operations):
+    """A project-scoped rule with no older default to honour."""
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=check_str, description=description,
+        operations=operations, scope_types=['project'])
+
+
 def admin_action_rule(name, description, method, path):
     """An operation on hardware that only administrators may run."""
     return policy.DocumentedRuleDefault(

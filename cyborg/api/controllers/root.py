@@ -4,6 +4,7 @@ import pecan
 from pecan import rest
 
 from cyborg.api import microversion
+from cyborg.api.controllers import v1
 from cyborg.api.controllers import v2
 from cyborg.api.types import link
 
@@ -25,6 +26,7 @@ def version_document(href):
 class RootController(rest.RestController):
     """``GET /`` lists the API versions; anything else goes to /v2."""
 
+    v1 = v1.V1Controller()
     v2 = v2.V2Controller()
 
     @pecan.expose(generic=False, template='json',
@@ -41,6 +43,7 @@ class RootController(rest.RestController):
     def _route(self, args, request=None):
         # NOTE(routing): clients written against upstream call the API both
         # with and without the version segment (/devices == /v2/devices).
-        if args and args[0] and args[0] != v2.VERSION_ID:
+        if args and args[0] and args[0] not in (v1.VERSION_ID,
+                                                v2.VERSION_ID):
             args = [v2.VERSION_ID] + list(args)
         return super()._route(args, request)

@@ -10,6 +10,8 @@ from cyborg.api.controllers.v2 import attributes
 from cyborg.api.controllers.v2 import deployables
 from cyborg.api.controllers.v2 import device_profiles
 from cyborg.api.controllers.v2 import devices
+from cyborg.api.controllers.v2 import drivers
+from cyborg.api.controllers.v2 import services
 from cyborg.api.types import link
 
 VERSION_ID = 'v2'
@@ -24,6 +26,8 @@ class V2Controller(rest.RestController):
     devices = devices.DevicesController()
     deployables = deployables.DeployablesController()
     device_profiles = device_profiles.DeviceProfilesController()
+    drivers = drivers.DriversController()
+    services = services.ServicesController()
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
