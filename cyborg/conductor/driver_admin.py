@@ -109,8 +109,8 @@ def bindings_of(context, host, driver_name):
         .where(models.Device.hostname == host,
                models.Device.driver_name == driver_name,
                models.Accelerator.attach_type.is_not(None))).all()
-    return (['%s: ARQ %s' % row for row in held] +
-            ['%s: attached to %s' % row for row in attached])
+    return (['%s: ARQ %s' % tuple(row) for row in held] +
+            ['%s: attached to %s' % tuple(row) for row in attached])
 
 
 @main.reader

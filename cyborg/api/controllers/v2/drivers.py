@@ -40,9 +40,10 @@ class DriversController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def get_all(self, host=None):
+    def get_all(self, **params):
         require_version('GET /v2/drivers')
-        types_base.check_query(pecan.request.params, ('host',))
+        types_base.check_query(params, ('host',))
+        host = params.get('host')
         context = pecan.request.context
         policy.authorize('cyborg:driver:get_all', None, context)
         return {'drivers': conductor_rpcapi.ConductorAPI().list_drivers(

@@ -17,9 +17,10 @@ class ServicesController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def get_all(self, host=None, driver=None):
+    def get_all(self, **params):
         drivers.require_version('GET /v2/services')
-        types_base.check_query(pecan.request.params, ('host', 'driver'))
+        types_base.check_query(params, ('host', 'driver'))
+        host, driver = params.get('host'), params.get('driver')
         context = pecan.request.context
         policy.authorize('cyborg:service:get_all', None, context)
         return {'services': conductor_rpcapi.ConductorAPI().list_services(
