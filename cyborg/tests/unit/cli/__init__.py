@@ -1,0 +1,1 @@
+"""Tests of the accelerator_ops OpenStackClient plugin (cyborg_cli)."""

@@ -1,0 +1,1 @@
+"""OpenStackClient commands for the Cyborg APIs no other client covers."""

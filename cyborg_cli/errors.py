@@ -1,0 +1,56 @@
+"""Failed API calls as the exceptions osc-lib's shell prints to the user."""
+
+import json
+from typing import Any
+
+from osc_lib import exceptions
+
+# NOTE(errors): long enough for a proxy's one-line complaint, short enough
+# not to pour an HTML error page onto the terminal.
+_MAX_TEXT = 300
+
+
+class ApiError(exceptions.CommandError):
+    """The API refused or failed a call; the text is what it said."""
+
+    def __init__(self, status: int, message: str,
+                 request_id: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.request_id = request_id
+
+
+def _fault_message(envelope: str) -> str:
+    """The faultstring inside Cyborg's error envelope, or the envelope."""
+    try:
+        fault = json.loads(envelope)
+    except ValueError:
+        return envelope
+    if isinstance(fault, dict) and fault.get('faultstring'):
+        return str(fault['faultstring'])
+    return envelope
+
+
+def message_of(response: Any) -> str:
+    """What a failed response says, in the words of the API."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        envelope = body.get('error_message')
+        if isinstance(envelope, str):
+            return _fault_message(envelope)
+        if isinstance(envelope, dict) and envelope.get('faultstring'):
+            return str(envelope['faultstring'])
+    text = ' '.join((response.text or '').split())
+    if text:
+        return text[:_MAX_TEXT]
+    return 'The accelerator API answered HTTP %d.' % response.status_code
+
+
+def from_response(response: Any) -> ApiError:
+    """The exception for a 4xx or 5xx response."""
+    return ApiError(response.status_code, message_of(response),
+                    response.headers.get('x-openstack-request-id'))

@@ -1,0 +1,1 @@
+"""The ``openstack accelerator`` commands of API name ``accelerator_ops``."""
