@@ -238,6 +238,11 @@ class DriverInstallFailed(Conflict):
                'is as it was: %(reason)s')
 
 
+class DriverUpdateFailed(Conflict):
+    msg_fmt = ('Updating driver %(name)s on host %(host)s failed; it keeps '
+               'its previous options: %(reason)s')
+
+
 class DriverInUse(Conflict):
     msg_fmt = ('Driver %(name)s on host %(host)s has devices bound to '
                'instances or attached (%(what)s); detach them first.')

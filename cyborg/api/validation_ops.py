@@ -99,6 +99,10 @@ def attach(body, current):
 
     :param current: the accelerator, to check a body that names it.
     """
+    if isinstance(body, dict) and 'instance_uuid' in body and 'host' in body:
+        raise exception.Invalid(reason='attach to an instance '
+                                       '(instance_uuid) or to a host (host), '
+                                       'not both')
     validation.validate(ATTACH, body)
     for field in ('uuid', 'name'):
         if field in body and body[field] != current[field]:

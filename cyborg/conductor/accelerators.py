@@ -88,7 +88,10 @@ def _view(acc, dep=None, arqs=()):
         base = {'uuid': dep.uuid, 'name': dep.name,
                 'host': dep.device.hostname, 'deployable_uuid': dep.uuid,
                 'device_uuid': dep.device.uuid,
-                'created_at': dep.created_at, 'updated_at': dep.updated_at}
+                'created_at': dep.created_at,
+                'updated_at': max(filter(None, (
+                    dep.updated_at, acc.updated_at if acc else None)),
+                    default=None)}
     else:
         spec = dict(default_spec(), **_stored(acc))
         base = {'uuid': acc.uuid, 'name': acc.name, 'host': None,

@@ -78,8 +78,9 @@ def driver_entry(context, host, name):
     for entry in list_drivers(context, host):
         if name in (entry['name'], entry['driver_name']):
             return entry
-    raise exception.DriverNotAvailable(name=name, host=host,
-                                       available='see GET /v2/drivers')
+    raise exception.DriverNotAvailable(
+        name=name, host=host, available=', '.join(
+            entry['name'] for entry in list_drivers(context, host)))
 
 
 @main.reader
@@ -109,8 +110,17 @@ def bindings_of(context, host, driver_name):
         .where(models.Device.hostname == host,
                models.Device.driver_name == driver_name,
                models.Accelerator.attach_type.is_not(None))).all()
-    return (['%s: ARQ %s' % tuple(row) for row in held] +
-            ['%s: attached to %s' % tuple(row) for row in attached])
+    found = (['%s: attached to %s' % tuple(row) for row in attached] +
+             ['%s: ARQ %s' % tuple(row) for row in held])
+    # NOTE(drivers): an instance attach shows as its attachment and its
+    # ARQ; one line per deployable is enough to say what holds it.
+    seen, unique = set(), []
+    for line in found:
+        name = line.split(':', 1)[0]
+        if name not in seen:
+            seen.add(name)
+            unique.append(line)
+    return unique
 
 
 @main.reader
@@ -167,7 +177,11 @@ def services(context, host=None, driver_name=None):
     if host is not None:
         stmt = stmt.where(models.Device.hostname == host)
     if driver_name is not None:
-        stmt = stmt.where(models.Device.driver_name == driver_name)
+        # NOTE(drivers): by driver name or entry point, as the driver
+        # routes take either (fake or fake_driver).
+        stmt = stmt.where(sa.or_(
+            models.Device.driver_name == driver_name,
+            models.Device.driver_name + '_driver' == driver_name))
     return [{'host': device.hostname, 'driver_name': device.driver_name,
              'device_uuid': device.uuid, 'device_type': device.type,
              'services': _loads(device.services, [])}

@@ -347,10 +347,21 @@ class ConductorManager:
             raise exception.DriverNotEnabled(name=name, host=host)
         if image_id is not None:
             image_id = hostwork.resolve_image(image_id)
+            # NOTE(conductor): as programming one deployable, an image is
+            # never loaded under an instance or a host using the devices.
+            held = driver_admin.bindings_of(context, host,
+                                            entry['driver_name'])
+            if held:
+                raise exception.DriverInUse(name=entry['name'], host=host,
+                                            what='; '.join(held[:5]))
         before = driver_admin.snapshot(context, host)
-        result = driver_admin.agent_call(
-            host, self.agent_api.update_driver, context, host,
-            entry['name'], image_id)
+        try:
+            result = driver_admin.agent_call(
+                host, self.agent_api.update_driver, context, host,
+                entry['name'], image_id)
+        except exception.DriverError as exc:
+            raise exception.DriverUpdateFailed(
+                name=entry['name'], host=host, reason=str(exc)) from exc
         driver_admin.record(context, host, result)
         entry = driver_admin.driver_entry(context, host, name)
         entry['changes'] = driver_admin.changes(

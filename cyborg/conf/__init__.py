@@ -10,6 +10,7 @@ from cyborg.conf import default
 from cyborg.conf import drivers
 from cyborg.conf import embedded
 from cyborg.conf import fpga
+from cyborg.conf import generic
 from cyborg.conf import glance
 from cyborg.conf import gpu
 from cyborg.conf import nova
@@ -23,5 +24,6 @@ CONF = cfg.CONF
 # NOTE(conf): order does not matter, but every group registers itself here
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
-                gpu, fpga, qat, npu, placement, embedded, nova, glance):
+                gpu, fpga, qat, npu, generic, placement, embedded, nova,
+                glance):
     _module.register_opts(CONF)

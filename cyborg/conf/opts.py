@@ -8,6 +8,7 @@ from cyborg.conf import default
 from cyborg.conf import drivers
 from cyborg.conf import embedded
 from cyborg.conf import fpga
+from cyborg.conf import generic
 from cyborg.conf import glance
 from cyborg.conf import gpu
 from cyborg.conf import nova
@@ -17,7 +18,7 @@ from cyborg.conf import placement
 from cyborg.conf import qat
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
-            gpu, fpga, qat, npu, placement, embedded, nova, glance)
+            gpu, fpga, qat, npu, generic, placement, embedded, nova, glance)
 
 
 def list_opts():

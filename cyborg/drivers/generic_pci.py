@@ -13,7 +13,6 @@ from cyborg.drivers import base
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import tools
-from cyborg.privsep import sysfs as privsep_sysfs
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -21,15 +20,11 @@ LOG = logging.getLogger(__name__)
 SPEC_OPTION = '[pci] device_spec'
 DEFAULT_RESOURCE_CLASS = 'CUSTOM_PCI'
 SERVICES = ('pci.passthrough',)
-VFIO = 'vfio-pci'
+VFIO = pci.VFIO_PCI
 
 _MATCH_KEYS = ('vendor_id', 'product_id', 'address', 'class_id', 'devname')
 _REPORT_KEYS = ('resource_class', 'traits')
 _ADDRESS_FIELDS = (('domain', 4), ('bus', 2), ('slot', 2), ('function', 1))
-# NOTE(pci): bridges carry the host's own PCI topology; passing one through
-# (or binding it to vfio-pci) would cut the host off its devices, so no
-# spec, however broad, claims them.
-_BRIDGE_CLASS = '06'
 _GLOB = re.compile(r'^[0-9a-f*?]*$')
 
 
@@ -163,11 +158,6 @@ def parse_specs(values):
     return specs
 
 
-def _override(fn):
-    value = fn.read('driver_override')
-    return None if value in (None, '', '(null)') else value
-
-
 class PciDriver(base.AcceleratorDriver):
     """Reports each function a ``[pci] device_spec`` matches for passthrough.
 
@@ -187,9 +177,7 @@ class PciDriver(base.AcceleratorDriver):
 
     def spec_for(self, fn):
         """The first spec matching ``fn``, or None when none claims it."""
-        if fn.class_code.startswith(_BRIDGE_CLASS):
-            return None
-        return next((spec for spec in self.specs if spec.matches(fn)), None)
+        return pci.first_match(fn, self.specs)
 
     def discover(self, ctx):
         return tools.build_each(self.name, ctx.sysfs.pci_functions,
@@ -218,22 +206,8 @@ class PciDriver(base.AcceleratorDriver):
     def install(self, device):
         """Bind the function to vfio-pci; nothing to do when it already is.
         """
-        sysfs, fn = pci.function_of(device, self.name)
-        if _override(fn) != VFIO:
-            privsep_sysfs.write(sysfs.root,
-                                os.path.join(fn.path, 'driver_override'),
-                                VFIO)
-        if fn.driver == VFIO:
-            return
-        if fn.driver:
-            privsep_sysfs.write(sysfs.root,
-                                os.path.join(fn.path, 'driver', 'unbind'),
-                                str(fn.address))
-        # NOTE(pci): with driver_override set, a probe binds vfio-pci only,
-        # whatever driver the function's ids would otherwise load.
-        privsep_sysfs.write(sysfs.root,
-                            sysfs.path('bus', 'pci', 'drivers_probe'),
-                            str(fn.address))
+        _sysfs, fn = pci.function_of(device, self.name)
+        pci.bind_function(fn, VFIO)
 
     def uninstall(self, device):
         """Clear driver_override, so the next probe binds the host driver.
@@ -241,11 +215,8 @@ class PciDriver(base.AcceleratorDriver):
         The function stays bound to vfio-pci until it is reprobed (or the
         host reboots): unbinding it here could pull it from under a guest.
         """
-        sysfs, fn = pci.function_of(device, self.name)
-        if _override(fn) is not None:
-            privsep_sysfs.write(sysfs.root,
-                                os.path.join(fn.path, 'driver_override'),
-                                '\n')
+        _sysfs, fn = pci.function_of(device, self.name)
+        pci.clear_override(fn)
 
     def health(self, device):
         """Faulty only when the function's config space cannot be read.

@@ -6,6 +6,7 @@
 # them, and each rule is written once.
 
 import functools
+import os
 import re
 
 import os_resource_classes
@@ -15,10 +16,18 @@ from cyborg import exception
 from cyborg.drivers import report
 from cyborg.drivers import sysfs as sysfs_mod
 from cyborg.drivers import tools
+from cyborg.privsep import sysfs as privsep_sysfs
 
 ATTACH_PCI = 'PCI'
 CONTROLPATH_PCI = 'PCI'
 OWNER_TRAIT = 'OWNER_CYBORG'
+#: The kernel driver that hands a function to guests.
+VFIO_PCI = 'vfio-pci'
+
+# NOTE(pci): bridges carry the host's own PCI topology; passing one through
+# (or binding it to vfio-pci) would cut the host off its devices, so no
+# driver claims them, however broadly it is configured.
+_BRIDGE_CLASS = '06'
 
 # PCI base class / subclass (first four hex digits of the class code) to
 # Cyborg device type; the first match wins, then the base class alone.
@@ -51,6 +60,17 @@ def device_type(class_code):
         if class_code.startswith(prefix):
             return kind
     return 'PCI'
+
+
+def first_match(fn, selectors):
+    """The first selector whose ``matches(fn)`` holds, or None.
+
+    Configured selectors (specs, backends) claim functions in their order;
+    a bridge is claimed by none.
+    """
+    if fn.class_code.startswith(_BRIDGE_CLASS):
+        return None
+    return next((item for item in selectors if item.matches(fn)), None)
 
 
 def trait(*parts):
@@ -161,12 +181,69 @@ def trait_name(value):
     return _placement_name(value, _standard_traits(), 'trait')
 
 
-def function_of(device, driver):
-    """``(sysfs, PciFunction)`` of a reported device, from a fresh scan."""
-    sysfs = sysfs_mod.Sysfs()
-    address = tools.control_address(device)
+def function_at(address, driver, sysfs=None):
+    """The ``PciFunction`` at ``address``, from ``sysfs`` or a fresh scan.
+
+    :raises exception.DriverError: naming ``driver``, when no function is
+        there any more.
+    """
+    sysfs = sysfs or sysfs_mod.Sysfs()
     fn = sysfs.pci_function(address)
     if fn is None:
         raise exception.DriverError(
             driver=driver, reason='PCI function %s is not in sysfs' % address)
-    return sysfs, fn
+    return fn
+
+
+def function_of(device, driver):
+    """``(sysfs, PciFunction)`` of a reported device, from a fresh scan."""
+    fn = function_at(tools.control_address(device), driver)
+    return fn.sysfs, fn
+
+
+def handle_address(handle):
+    """The ``sysfs.PciAddress`` a PCI attach handle passes through."""
+    info = handle.attach_info
+    return sysfs_mod.PciAddress(info['domain'], info['bus'], info['device'],
+                                info['function'])
+
+
+# --- Binding functions to kernel drivers. -----------------------------------
+
+def _driver_override(fn):
+    """The driver ``fn`` is reserved for, or None when it is not."""
+    value = fn.read('driver_override')
+    return None if value in (None, '', '(null)') else value
+
+
+def bind_function(fn, kernel_driver):
+    """Bind the PCI function ``fn`` to ``kernel_driver``, through privsep.
+
+    Reserves the function for that driver (``driver_override``), unbinds
+    the driver it has and asks the kernel to probe it again. A function
+    bound to ``kernel_driver`` already is left where it is.
+    """
+    root = fn.sysfs.root
+    if _driver_override(fn) != kernel_driver:
+        privsep_sysfs.write(root, os.path.join(fn.path, 'driver_override'),
+                            kernel_driver)
+    if fn.driver == kernel_driver:
+        return
+    if fn.driver:
+        privsep_sysfs.write(root, os.path.join(fn.path, 'driver', 'unbind'),
+                            str(fn.address))
+    # NOTE(pci): with driver_override set, a probe binds that driver only,
+    # whatever driver the function's ids would otherwise load.
+    privsep_sysfs.write(root, fn.sysfs.path('bus', 'pci', 'drivers_probe'),
+                        str(fn.address))
+
+
+def clear_override(fn):
+    """Clear ``driver_override``, so the next probe binds the usual driver.
+
+    The function stays bound where it is until it is reprobed (or the host
+    reboots): unbinding it here could pull it from under a guest.
+    """
+    if _driver_override(fn) is not None:
+        privsep_sysfs.write(fn.sysfs.root,
+                            os.path.join(fn.path, 'driver_override'), '\n')

@@ -18,14 +18,15 @@ _RULES = [
         'cyborg:accelerator:update_spec', 'Update the spec of an '
         'accelerator.', 'PUT', _ONE + '/{acc_spec}'),
     base.rule('cyborg:accelerator:attach_instance',
-              base.PROJECT_MEMBER_OR_ADMIN,
-              'Attach an accelerator to an instance of the project.',
+              base.PROJECT_MANAGER_OR_ADMIN,
+              'Attach an accelerator to an instance of the project (the '
+              'whole accelerator is then the instance\'s).',
               [{'method': 'PUT', 'path': _ONE}]),
     base.admin_action_rule(
         'cyborg:accelerator:attach_host',
         'Attach an accelerator to a host, for the host\'s own use.', 'PUT',
         _ONE),
-    base.rule('cyborg:accelerator:detach', base.PROJECT_MEMBER_OR_ADMIN,
+    base.rule('cyborg:accelerator:detach', base.PROJECT_MANAGER_OR_ADMIN,
               'Detach an accelerator (an instance attach: the project that '
               'made it; a host attach: administrators).',
               [{'method': 'DELETE', 'path': _ONE}]),

@@ -4,9 +4,10 @@ The layout follows Linux: real device directories under
 ``devices/pci<domain>:<bus>/``, ``bus/pci/devices/<addr>`` symlinks to them,
 ``driver`` links into ``bus/pci/drivers``, ``iommu_group`` links into
 ``kernel/iommu_groups``, SR-IOV ``physfn``/``virtfn<N>`` links,
-``mdev_supported_types`` with ``class/mdev_bus`` links, and ``class/fpga``
-links into the FPGA's device directory. Every link is relative, so a tree
-can be copied or committed and still resolves.
+``mdev_supported_types`` with ``class/mdev_bus`` links, ``class/fpga``
+links into the FPGA's device directory, and ``module/<name>`` for loaded
+kernel modules. Every link is relative, so a tree can be copied or
+committed and still resolves.
 """
 
 import os
@@ -163,3 +164,14 @@ class SysfsBuilder:
         ddir = self.device_dir(address)
         _write(os.path.join(ddir, 'qat', 'cfg_services'), cfg_services)
         _write(os.path.join(ddir, 'qat', 'state'), state)
+
+    def module(self, name, refcnt=0):
+        """A loaded kernel module: ``module/<name>`` as the kernel shows it.
+
+        Only its existence says the module is loaded; the files are there
+        because git keeps no empty directories.
+        """
+        mdir = self.path('module', name)
+        _write(os.path.join(mdir, 'initstate'), 'live')
+        _write(os.path.join(mdir, 'refcnt'), refcnt)
+        return mdir

@@ -8,6 +8,7 @@ from cyborg import exception
 from cyborg import policy
 from cyborg.api import validation
 from cyborg.api import validation_ops
+from cyborg.api.types import base as types_base
 from cyborg.api.types import link
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
@@ -71,7 +72,8 @@ class AcceleratorsController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def get_all(self):
+    def get_all(self, **params):
+        types_base.check_query(params, ())
         context = pecan.request.context
         policy.authorize('cyborg:accelerator:get_all', None, context)
         # NOTE(v1): the proposal names the list "accelerator".
@@ -110,7 +112,9 @@ class AcceleratorsController(rest.RestController):
         if uuid is None:
             pecan.abort(405)
         if rest:
-            raise exception.NotFound('No such resource: %s' % '/'.join(rest))
+            raise exception.NotFound('No such resource: PUT /v1/accelerators'
+                                     '/%s/%s' % (uuid, '/'.join(
+                                         (acc_spec,) + rest)))
         _checked(uuid)
         context = pecan.request.context
         body = validation.json_body(pecan.request)
@@ -144,8 +148,10 @@ class AcceleratorsController(rest.RestController):
             policy.authorize('cyborg:accelerator:attach_host', None,
                              context)
         else:
-            # NOTE(v1): an instance attach is its project's to undo.
-            project = mine[0].get('project_id') if mine else None
+            # NOTE(v1): an instance attach is its project's to undo; with
+            # none, the conductor says why there is nothing to detach.
+            project = (mine[0].get('project_id') if mine
+                       else context.project_id)
             policy.authorize('cyborg:accelerator:detach',
                              {'project_id': project,
                               'user_id': context.user_id}, context)

@@ -1,11 +1,19 @@
 """/v2/drivers and /v2/services (2.5): list, install, uninstall, update,
 services and discovery on demand, against a running agent."""
 
+import os
+
 import pytest
 
+from cyborg.conductor import hostwork
+from cyborg.drivers import fake
+from cyborg.tests.fixtures import generic_host
+from cyborg.tests.fixtures import gpu_fpga_hosts
+from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.api.conftest import version_header
+from cyborg.tests.unit.drivers import test_generic
 
 V25 = dict(ADMIN, **version_header('accelerator 2.5'))
 INSTANCE = '5bb6ea9a-8a9f-4f8e-9a43-0b1a44c0b6c1'
@@ -135,3 +143,54 @@ def test_services_and_discovery(api, node, override):
                   status=404)
     api.post_json('/v2/services/discover', {'hosts': []}, headers=V25,
                   status=400)
+
+
+def test_failed_install_step_leaves_the_host_as_it_was(
+        api, stack, override, tmp_path, monkeypatch):
+    """The generic driver's install step needs a kernel module that is not
+    loaded and that modprobe cannot load."""
+    options = {group: dict(values) for group, values in
+               generic_host.AGENT_OPTIONS.items() if group != 'agent'}
+    options['generic_backend_inference']['kernel_module'] = 'not_there'
+    test_generic._configure(override, options)
+    override('sysfs_root', pci_hosts.committed(generic_host.NAME),
+             group='agent')
+    tools = tmp_path / 'bin'
+    tools.mkdir()
+    gpu_fpga_hosts.fake_tool(tools, 'modprobe', exit_code=1,
+                             stderr='modprobe: FATAL: Module not_there not '
+                                    'found')
+    monkeypatch.setenv('PATH', '%s:%s' % (tools, os.environ['PATH']))
+    with pci_hosts.privsep_in_process():
+        agent = stack('node1')
+        agent.report()
+        before = api.get('/v2/devices', headers=ADMIN).json['devices']
+        resp = api.post_json('/v2/drivers', {'host': 'node1',
+                                             'name': 'generic_driver'},
+                             headers=V25, status=409)
+    message = fault(resp)['faultstring']
+    assert 'the host is as it was' in message
+    assert 'Module not_there not found' in message
+    assert 'generic_driver' not in agent.tracker.drivers
+    assert _driver(api, 'generic_driver')['enabled'] is False
+    assert api.get('/v2/devices', headers=ADMIN).json['devices'] == before
+
+
+def test_failed_update_is_409_and_image_update_waits_for_detach(
+        api, node, monkeypatch):
+    def broken(self, devices, image_path=None):
+        raise RuntimeError('firmware rejected')
+
+    monkeypatch.setattr(fake.FakeDriver, 'update', broken)
+    resp = api.patch_json('/v2/drivers/node1/fake_driver', {},
+                          headers=V25, status=409)
+    assert 'firmware rejected' in fault(resp)['faultstring']
+    assert _driver(api, 'fake_driver')['enabled'] is True
+    (item,) = api.get('/v1/accelerators', headers=ADMIN).json['accelerator']
+    api.put_json('/v1/accelerators/' + item['uuid'],
+                 {'instance_uuid': INSTANCE}, headers=ADMIN)
+    monkeypatch.setattr(hostwork, 'resolve_image', lambda image, *a: image)
+    resp = api.patch_json('/v2/drivers/node1/fake_driver',
+                          {'image_uuid': INSTANCE}, headers=V25,
+                          status=409)
+    assert 'detach them first' in fault(resp)['faultstring']

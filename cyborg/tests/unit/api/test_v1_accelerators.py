@@ -7,8 +7,8 @@ from cyborg.tests.unit.api.conftest import fault
 
 URL = '/v1/accelerators'
 INSTANCE = '5bb6ea9a-8a9f-4f8e-9a43-0b1a44c0b6c1'
-MEMBER = {'X-Roles': 'member', 'X-Project-Id': 'p1', 'X-User-Id': 'u1'}
-OTHER = {'X-Roles': 'member', 'X-Project-Id': 'p2', 'X-User-Id': 'u2'}
+MEMBER = {'X-Roles': 'manager', 'X-Project-Id': 'p1', 'X-User-Id': 'u1'}
+OTHER = {'X-Roles': 'manager', 'X-Project-Id': 'p2', 'X-User-Id': 'u2'}
 
 
 @pytest.fixture
@@ -213,3 +213,14 @@ def test_remote_accelerator_attaches_to_instance_and_host(api, node):
     api.put_json(URL + '/' + uuid, {'host': 'node1'}, headers=ADMIN,
                  status=409)
     api.delete(URL + '/' + uuid, headers=ADMIN, status=204)
+
+
+def test_member_detach_of_an_unattached_accelerator_says_why(api, node):
+    resp = api.delete(URL + '/' + node['item']['uuid'], headers=MEMBER,
+                      status=409)
+    assert 'not attached' in fault(resp)['faultstring']
+    resp = api.put_json(URL + '/' + node['item']['uuid'],
+                        {'instance_uuid': INSTANCE, 'host': 'node1'},
+                        headers=ADMIN, status=400)
+    assert 'not both' in fault(resp)['faultstring']
+    api.get(URL + '?limit=1', headers=ADMIN, status=400)
