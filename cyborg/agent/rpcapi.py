@@ -89,19 +89,22 @@ class AgentAPI:
                deployable_name, host_use):
         """Reserve a deployable of ``host`` in Placement for an attach and,
         for the host's own use, have its driver prepare it."""
-        cctxt = self.client.prepare(server=host, version='1.4',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
-        return cctxt.call(context, 'attach', uuid=uuid,
-                          driver_name=driver_name, cpid_type=cpid_type,
-                          cpid_info=cpid_info,
-                          deployable_name=deployable_name, host_use=host_use)
+        return self._on_deployable(context, 'attach', host, uuid,
+                                   driver_name, cpid_type, cpid_info,
+                                   deployable_name, host_use)
 
     def detach(self, context, host, uuid, driver_name, cpid_type, cpid_info,
                deployable_name, host_use):
         """Undo ``attach`` on ``host``."""
+        return self._on_deployable(context, 'detach', host, uuid,
+                                   driver_name, cpid_type, cpid_info,
+                                   deployable_name, host_use)
+
+    def _on_deployable(self, context, method, host, uuid, driver_name,
+                       cpid_type, cpid_info, deployable_name, host_use):
         cctxt = self.client.prepare(server=host, version='1.4',
                                     timeout=CONF.conductor.agent_rpc_timeout)
-        return cctxt.call(context, 'detach', uuid=uuid,
+        return cctxt.call(context, method, uuid=uuid,
                           driver_name=driver_name, cpid_type=cpid_type,
                           cpid_info=cpid_info,
                           deployable_name=deployable_name, host_use=host_use)

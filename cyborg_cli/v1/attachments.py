@@ -33,61 +33,63 @@ def _detach(client: Any, uuid: str, kind: str) -> None:
     client.detach_unit(uuid)
 
 
-class AttachInstance(command.ShowOne):
+class _Attach(command.ShowOne):
+    """Attach an accelerator (assignable unit) to ``kind``."""
+
+    kind = ''
+    target_help = ''
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        _add_unit(parser)
+        parser.add_argument('target', metavar='<%s>' % self.kind,
+                            help=self.target_help)
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple:
+        client = self.app.client_manager.accelerator_ops
+        field = 'instance_uuid' if self.kind == 'instance' else 'host'
+        unit = client.attach_unit(parsed_args.unit,
+                                  {field: parsed_args.target})
+        return units.show(unit)
+
+
+class _Detach(command.Command):
+    """Detach an accelerator (assignable unit) from its ``kind``."""
+
+    kind = ''
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        _add_unit(parser)
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> None:
+        _detach(self.app.client_manager.accelerator_ops, parsed_args.unit,
+                self.kind)
+
+
+class AttachInstance(_Attach):
     """Attach an accelerator (assignable unit) to a server instance."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        _add_unit(parser)
-        parser.add_argument('instance', metavar='<instance uuid>',
-                            help='UUID of the server instance')
-        return parser
-
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple:
-        client = self.app.client_manager.accelerator_ops
-        unit = client.attach_unit(parsed_args.unit,
-                                  {'instance_uuid': parsed_args.instance})
-        return units.show(unit)
+    kind = 'instance'
+    target_help = 'UUID of the server instance'
 
 
-class DetachInstance(command.Command):
+class DetachInstance(_Detach):
     """Detach an accelerator (assignable unit) from its server instance."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        _add_unit(parser)
-        return parser
-
-    def take_action(self, parsed_args: argparse.Namespace) -> None:
-        _detach(self.app.client_manager.accelerator_ops, parsed_args.unit,
-                'instance')
+    kind = 'instance'
 
 
-class AttachHost(command.ShowOne):
+class AttachHost(_Attach):
     """Attach an accelerator (assignable unit) to a compute host."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        _add_unit(parser)
-        parser.add_argument('host', metavar='<host>',
-                            help='Name of the compute host')
-        return parser
-
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple:
-        client = self.app.client_manager.accelerator_ops
-        unit = client.attach_unit(parsed_args.unit,
-                                  {'host': parsed_args.host})
-        return units.show(unit)
+    kind = 'host'
+    target_help = 'Name of the compute host'
 
 
-class DetachHost(command.Command):
+class DetachHost(_Detach):
     """Detach an accelerator (assignable unit) from its compute host."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        _add_unit(parser)
-        return parser
-
-    def take_action(self, parsed_args: argparse.Namespace) -> None:
-        _detach(self.app.client_manager.accelerator_ops, parsed_args.unit,
-                'host')
+    kind = 'host'

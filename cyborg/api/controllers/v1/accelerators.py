@@ -88,7 +88,7 @@ class AcceleratorsController(rest.RestController):
         return _answer(self.conductor.get_accelerator(context,
                                                       _checked(uuid)))
 
-    @pecan.expose()
+    @pecan.expose(content_type='application/json')
     def post(self, *rest):
         """Create; 201 with an empty body and a Location header."""
         if rest:
@@ -134,7 +134,7 @@ class AcceleratorsController(rest.RestController):
         return _answer(self.conductor.update_accelerator_spec(
             context, uuid, key, value, _if_match(pecan.request)))
 
-    @pecan.expose()
+    @pecan.expose(content_type='application/json')
     def delete(self, uuid=None, *rest):
         """Detach; 204."""
         if uuid is None or rest:

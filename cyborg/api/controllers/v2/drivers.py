@@ -80,7 +80,7 @@ class DriversController(rest.RestController):
         return conductor_rpcapi.ConductorAPI().update_driver(
             context, host, name, image_id=image)
 
-    @pecan.expose()
+    @pecan.expose(content_type='application/json')
     def delete(self, host=None, name=None, *rest):
         """Uninstall; 204."""
         require_version('DELETE /v2/drivers/{host}/{name}')

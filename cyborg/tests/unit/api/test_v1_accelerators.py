@@ -54,7 +54,8 @@ def test_unknown_accelerator_is_404(api, node):
 def test_create_then_update_spec(api, node):
     uuid = '8e45a2ea-5364-4b0d-a252-bf8becaa606e'
     resp = api.post_json(URL, {'name': 'IPSec Card', 'uuid': uuid},
-                         headers=ADMIN, status=201)
+                         headers=dict(ADMIN, Accept='application/json'),
+                         status=201)
     assert resp.body == b''
     assert resp.headers['Location'].endswith(URL + '/' + uuid)
     created = api.get(URL + '/' + uuid, headers=ADMIN)
@@ -149,7 +150,8 @@ def test_attach_to_instance_binds_an_arq_and_reserves(api, node, placement):
     assert 'already attached' in fault(resp)['faultstring']
     # Another project may not detach it; its own may.
     api.delete(URL + '/' + item['uuid'], headers=OTHER, status=403)
-    api.delete(URL + '/' + item['uuid'], headers=MEMBER, status=204)
+    api.delete(URL + '/' + item['uuid'], status=204,
+               headers=dict(MEMBER, Accept='application/json'))
     assert api.get(URL + '/' + item['uuid'],
                    headers=ADMIN).json['attachments'] == []
     api.get('/v2/accelerator_requests/' + attached['arq_uuid'],
