@@ -1,9 +1,14 @@
 """/v1/accelerators: list, show, create, spec updates, attach and detach."""
 
+import shutil
+
 import pytest
 
+from cyborg.tests.fixtures import generic_host
+from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import fault
+from cyborg.tests.unit.drivers import test_generic
 
 URL = '/v1/accelerators'
 INSTANCE = '5bb6ea9a-8a9f-4f8e-9a43-0b1a44c0b6c1'
@@ -226,3 +231,43 @@ def test_member_detach_of_an_unattached_accelerator_says_why(api, node):
                         headers=ADMIN, status=400)
     assert 'not both' in fault(resp)['faultstring']
     api.get(URL + '?limit=1', headers=ADMIN, status=400)
+
+
+@pytest.mark.parametrize('options', ['SINGLE_BACKEND_OPTIONS',
+                                     'AGENT_OPTIONS'])
+def test_generic_driver_attach_flow(api, stack, placement, override,
+                                    tmp_path, options):
+    """The generic driver on a single- and on a multi-backend host: every
+    unit it reports attaches to the host (bound to the backend's host
+    driver) and to an instance, and detaches."""
+    sysfs = tmp_path / 'sys'
+    shutil.copytree(pci_hosts.committed(generic_host.NAME), sysfs,
+                    symlinks=True)
+    test_generic._configure(override, getattr(generic_host, options))
+    override('sysfs_root', str(sysfs), group='agent')
+    override('auto_activate_new_devices', True, group='conductor')
+    expected = (generic_host.SINGLE_BACKEND_EXPECTED
+                if options == 'SINGLE_BACKEND_OPTIONS'
+                else generic_host.EXPECTED)
+    with pci_hosts.privsep_in_process():
+        agent = stack('node1', placement=placement)
+        agent.report()
+        units = api.get(URL, headers=ADMIN).json['accelerator']
+        assert sorted(u['acc_specs']['device_type'] for u in units) == \
+            sorted(expected)
+        for unit in units:
+            one = URL + '/' + unit['uuid']
+            attached = api.put_json(one, {'host': 'node1'}, headers=ADMIN)
+            assert attached.json['attachments'][0]['host'] == 'node1'
+            assert _reserved_rc(placement, unit) == 'all'
+            api.delete(one, headers=ADMIN, status=204)
+            api.put_json(one, {'instance_uuid': INSTANCE}, headers=ADMIN)
+            api.delete(one, headers=ADMIN, status=204)
+            assert _reserved_rc(placement, unit) == 'none'
+    crypto = sysfs / 'bus' / 'pci' / 'devices' / generic_host.CRYPTO_VFS[0]
+    assert (crypto / 'driver_override').read_text().strip() == 'vfio-pci'
+
+
+def _reserved_rc(placement, unit):
+    (inv,) = placement.subtree('node1')[unit['name']]['inventories'].values()
+    return {0: 'none', inv['total']: 'all'}.get(inv['reserved'], 'some')
