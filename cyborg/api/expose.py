@@ -41,3 +41,16 @@ def expose(*args, **kwargs):
         return exposed
 
     return decorate
+
+
+def segments(args, count):
+    """The first ``count`` path segments of a plain handler (None where
+    missing), then the rest.
+
+    NOTE(expose): plain pecan handlers take ``*args, **kwargs`` only:
+    pecan also passes a JSON object body's members as keyword arguments,
+    and one named like a path parameter ("uuid") would otherwise replace
+    it or clash with it.
+    """
+    found = list(args[:count]) + [None] * (count - len(args[:count]))
+    return found + [tuple(args[count:])]

@@ -110,6 +110,10 @@ def positive_int(text, maximum=MAX_INT):
     text = text.strip()
     if not (text.isascii() and text.isdigit()):
         return None
+    # NOTE(validation): int() refuses more than 4300 digits; anything
+    # past 19 is out of range anyway.
+    if len(text.lstrip('0')) > 19:
+        return None
     value = int(text)
     return value if 0 < value <= maximum else None
 

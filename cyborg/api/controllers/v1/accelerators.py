@@ -6,6 +6,7 @@ from pecan import rest
 
 from cyborg import exception
 from cyborg import policy
+from cyborg.api import expose
 from cyborg.api import validation
 from cyborg.api import validation_ops
 from cyborg.api.types import base as types_base
@@ -38,7 +39,7 @@ def _if_match(request):
     if raw is None or raw.strip() == '*':
         return None
     value = raw.strip().removeprefix('W/').strip('"')
-    if not value.isdigit() or not value.isascii():
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
         raise exception.Invalid(reason='If-Match takes the ETag of the '
                                        'accelerator, not %r' % raw)
     return int(value)
@@ -82,14 +83,17 @@ class AcceleratorsController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def get_one(self, uuid):
+    def get_one(self, *args, **_members):
+        uuid, rest = expose.segments(args, 1)
+        if rest:
+            pecan.abort(404)
         context = pecan.request.context
         policy.authorize('cyborg:accelerator:get_one', None, context)
         return _answer(self.conductor.get_accelerator(context,
                                                       _checked(uuid)))
 
     @pecan.expose(content_type='application/json')
-    def post(self, *rest):
+    def post(self, *rest, **_members):
         """Create; 201 with an empty body and a Location header."""
         if rest:
             pecan.abort(405)
@@ -106,9 +110,10 @@ class AcceleratorsController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def put(self, uuid=None, acc_spec=None, *rest):
+    def put(self, *args, **_members):
         """``PUT /{uuid}`` attaches; ``PUT /{uuid}/{acc_spec}`` sets the
         spec (``acc_specs`` whole, or one key of it)."""
+        uuid, acc_spec, rest = expose.segments(args, 2)
         if uuid is None:
             pecan.abort(405)
         if rest:
@@ -135,8 +140,9 @@ class AcceleratorsController(rest.RestController):
             context, uuid, key, value, _if_match(pecan.request)))
 
     @pecan.expose(content_type='application/json')
-    def delete(self, uuid=None, *rest):
+    def delete(self, *args, **_members):
         """Detach; 204."""
+        uuid, rest = expose.segments(args, 1)
         if uuid is None or rest:
             pecan.abort(405)
         context = pecan.request.context

@@ -109,12 +109,15 @@ class ARQsController(rest.RestController):
     # NOTE(arqs): plain pecan, as WSME cannot type a map of patch lists;
     # errors still get the envelope from the ErrorHook.
     @pecan.expose(generic=False, content_type='application/json')
-    def patch(self, uuid=None):
+    def patch(self, *args, **_members):
         """Bind (all ``add``) or unbind (all ``remove``); 202, no body.
 
         openstacksdk sends the same body to ``/{uuid}``; the uuid must
         then be one the body names.
         """
+        uuid, rest = expose.segments(args, 1)
+        if rest:
+            pecan.abort(404)
         types_base.check_query(pecan.request.params, ())
         context = pecan.request.context
         policy.authorize('cyborg:arq:update', None, context)

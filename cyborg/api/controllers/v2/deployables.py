@@ -118,11 +118,12 @@ class DeployablesController(rest.RestController):
     # WSME does not take; errors still get the envelope from the ErrorHook.
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def patch(self, uuid=None, action=None, *rest):
+    def patch(self, *args, **_members):
         """``PATCH /v2/deployables/{uuid}/program`` with
         ``[{"op": "replace", "path": "/program",
         "value": [{"image_uuid": ...}]}]``; 200 with the deployable once
         the agent has loaded the image."""
+        uuid, action, rest = expose.segments(args, 2)
         if uuid is None:
             pecan.abort(405)
         if action != 'program' or rest:

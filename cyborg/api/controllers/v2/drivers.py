@@ -8,6 +8,7 @@ from pecan import rest
 
 from cyborg import exception
 from cyborg import policy
+from cyborg.api import expose
 from cyborg.api import microversion
 from cyborg.api import validation
 from cyborg.api import validation_ops
@@ -51,7 +52,7 @@ class DriversController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def post(self, *rest):
+    def post(self, *rest, **_members):
         """Install: ``{"host", "name"}``; 201 with the driver."""
         require_version('POST /v2/drivers')
         if rest:
@@ -69,8 +70,9 @@ class DriversController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def patch(self, host=None, name=None, *rest):
+    def patch(self, *args, **_members):
         """Update: reload its options, or load ``{"image_uuid"}``."""
+        host, name, rest = expose.segments(args, 2)
         require_version('PATCH /v2/drivers/{host}/{name}')
         if name is None or rest:
             pecan.abort(405)
@@ -81,8 +83,9 @@ class DriversController(rest.RestController):
             context, host, name, image_id=image)
 
     @pecan.expose(content_type='application/json')
-    def delete(self, host=None, name=None, *rest):
+    def delete(self, *args, **_members):
         """Uninstall; 204."""
+        host, name, rest = expose.segments(args, 2)
         require_version('DELETE /v2/drivers/{host}/{name}')
         if name is None or rest:
             pecan.abort(405)

@@ -28,7 +28,7 @@ class ServicesController(rest.RestController):
 
     @pecan.expose(generic=False, template='json',
                   content_type='application/json')
-    def discover(self):
+    def discover(self, **_members):
         """``{"host"}`` or ``{}`` (every host); what changed on each."""
         drivers.require_version('POST /v2/services/discover')
         context = pecan.request.context
