@@ -20,7 +20,19 @@ MISSING = ('00000000-0000-0000-0000-000000000000',
            '9b2f6e1a-0d3c-4f7a-8e5b-1c2d3e4f5a6b')
 COLLECTIONS = ('devices', 'deployables', 'device_profiles',
                'accelerator_requests', 'attributes', 'agents')
+# NOTE(tests): /v1/accelerators, and the /v2 collections of 2.5.
+V1 = ('accelerators',)
+V25 = ('drivers', 'services')
+#: Every kind of id in the world, in the order ids['any'] lists them.
+KINDS = COLLECTIONS + ('accelerators', 'drivers')
+DRIVERS = ('fake_driver', 'pci_driver', 'generic_driver', 'fake', 'pci',
+           'nvidia_gpu_driver', 'FAKE_DRIVER', 'nope_driver')
+SPECS = ('acc_specs', 'remote', 'num', 'device_type', 'acc_capability')
 METHODS = ('GET', 'POST', 'PUT', 'PATCH', 'DELETE')
+ACCELERATORS = '/v1/accelerators'
+# NOTE(tests): MEMBER's project, with the role /v1 attaches need.
+MANAGER = {'X-Roles': 'manager,member,reader', 'X-Project-Id': 'p-tenant',
+           'X-User-Id': 'u-manager'}
 UNBIND = [{'op': 'remove', 'path': p}
            for p in ('/hostname', '/device_rp_uuid', '/instance_uuid')]
 
@@ -36,10 +48,22 @@ _WEIRD = st.sampled_from([
     '[]', '{}', "'", '"', '\\', ';', ',', ',,', 'a,b', '*', '?', '#', '&',
     'NaN', 'Infinity', str(2 ** 63), str(-2 ** 63 - 1), '9' * 40,
     'resolved', 'latest', 'program', 'enable', 'disable', 'activate',
-    'v2', 'v1', 'agents', 'healthcheck'])
+    'v2', 'v1', 'agents', 'healthcheck', 'accelerators', 'acc_specs',
+    'drivers', 'services', 'discover'])
 
 
 # --- Strategies --------------------------------------------------------------
+
+def _weighted(*choices):
+    """One of the strategies, as often as its weight says.
+
+    st.one_of would not do: it flattens the one_ofs it is given into one
+    list of branches and drops the repeated ones, so a group weighs what
+    its number of branches does.
+    """
+    return st.sampled_from([strategy for strategy, weight in choices
+                            for _ in range(weight)]).flatmap(lambda s: s)
+
 
 def _scalars():
     return st.one_of(
@@ -56,7 +80,9 @@ _JUNK = st.recursive(
         st.dictionaries(st.one_of(_TEXT, st.sampled_from([
             'name', 'groups', 'uuid', 'description', 'device_profile_name',
             'op', 'path', 'value', 'image_uuid', 'deployable_id', 'key',
-            'request'])), inner, max_size=4)),
+            'request', 'acc_specs', 'acc_spec', 'instance_uuid', 'host',
+            'num', 'remote', 'device_type', 'acc_capability'])), inner,
+            max_size=4)),
     max_leaves=12)
 
 
@@ -166,9 +192,70 @@ def _attribute_body(world):
                   'deployable_uuid': deployable_uuid})
 
 
-def _shapes(world):
-    """The valid-looking bodies of each collection."""
+def _accelerator_body(world):
+    return st.fixed_dictionaries(
+        {'name': st.one_of(st.sampled_from([
+            'new-card', 'fuzz-card', 'fuzz-spare', 'node1_FakeDevice', 'x',
+            'a' * 255, 'a' * 256]), st.sampled_from(world.ids['names']),
+            _WEIRD, _TEXT)},
+        optional={'uuid': st.one_of(st.sampled_from(MISSING),
+                                    _ids(world, 'accelerators'))})
+
+
+def _attach_body(world):
+    target = st.one_of(
+        st.fixed_dictionaries({'instance_uuid': st.one_of(
+            st.sampled_from(world.ids['instances']), st.uuids().map(str),
+            _ids(world, 'instances'))}),
+        st.fixed_dictionaries({'host': st.one_of(
+            st.sampled_from(['node1', 'node9', 'NODE1', '']), _TEXT)}))
+    # NOTE(tests): the proposal's body names the accelerator too.
+    named = st.fixed_dictionaries({}, optional={
+        'name': st.sampled_from(world.ids['names']),
+        'uuid': _ids(world, 'accelerators')})
+    return st.builds(lambda t, n: dict(n, **t), target, named)
+
+
+def _spec_values():
     return {
+        'remote': st.one_of(st.sampled_from([0, 1, 2, -1, True, '1']),
+                            _scalars()),
+        'num': st.one_of(st.sampled_from([1, 2, 4, 16, 0, 2 ** 31 - 1,
+                                          2 ** 31, 2 ** 63, 1.0]),
+                         st.integers()),
+        'device_type': st.one_of(st.sampled_from([
+            'FPGA', 'CRYPTO', 'GPU', None, 'a b', '', '9x', 'A' * 31]),
+            _TEXT),
+        'acc_capability': st.one_of(
+            st.sampled_from([{}, {'num': 2, 'ipsec': {'aes': {'3des': 50}}},
+                             {'latency_us': 3}, {'num': 99},
+                             {'k%d' % i: i for i in range(65)}]),
+            st.dictionaries(_TEXT, _JUNK, max_size=4), _JUNK)}
+
+
+def _spec_bodies():
+    """Per path: ``{"acc_specs": {...}}`` or one key of the spec."""
+    values = _spec_values()
+    bodies = {key: st.builds(lambda v, key=key: {key: v}, value)
+              for key, value in values.items()}
+    bodies['acc_specs'] = st.fixed_dictionaries(
+        {}, optional=values).map(lambda spec: {'acc_specs': spec})
+    return bodies
+
+
+def _shapes(world):
+    """The valid-looking bodies of each collection, and of the routes of
+    one collection whose bodies differ (named in ``body_routes``)."""
+    specs = _spec_bodies()
+    drivers = st.fixed_dictionaries(
+        {'host': st.one_of(st.sampled_from(['node1', 'node9']), _TEXT),
+         'name': st.one_of(st.sampled_from(world.ids['drivers']), _TEXT)})
+    update = st.one_of(st.just({}), st.fixed_dictionaries({
+        'image_uuid': st.one_of(st.sampled_from(world.ids['images']),
+                                _TEXT)}))
+    discover = st.one_of(st.just({}), st.fixed_dictionaries({
+        'host': st.one_of(st.sampled_from(['node1', 'node9']), _TEXT)}))
+    shapes = {
         'device_profiles': _profile_body(world),
         'accelerator_requests': st.one_of(
             st.fixed_dictionaries({'device_profile_name': st.one_of(
@@ -177,7 +264,18 @@ def _shapes(world):
             _arq_patch_body(world)),
         'deployables': _program_body(world),
         'attributes': _attribute_body(world),
+        'accelerators': st.one_of(_accelerator_body(world),
+                                  _attach_body(world),
+                                  *specs.values()),
+        'accelerator_create': _accelerator_body(world),
+        'attach': _attach_body(world),
+        'drivers': st.one_of(drivers, update),
+        'driver_install': drivers,
+        'driver_update': update,
+        'services': discover,
     }
+    shapes.update(('spec:' + key, body) for key, body in specs.items())
+    return shapes
 
 
 def _nodes(value, path=()):
@@ -191,7 +289,9 @@ def _nodes(value, path=()):
 
 
 def _valid(world):
-    """(method, url, body) a client could mean: real ids, JSON bodies."""
+    """(method, url, body, headers) a client could mean: real ids, JSON
+    bodies; the headers a route needs (its microversion, If-Match) or
+    nothing."""
     ids = world.ids
 
     def pick(key):
@@ -212,7 +312,7 @@ def _valid(world):
     one = {c: st.builds(lambda u, c=c: ('GET', '/v2/%s/%s' % (c, u), None),
                         pick(c))
            for c in COLLECTIONS}
-    return st.one_of(
+    v2 = st.one_of(
         st.sampled_from([('GET', '/v2/' + c, None) for c in COLLECTIONS]),
         st.one_of(list(one.values())),
         st.builds(lambda n: ('GET', '/v2/device_profiles/' + n, None),
@@ -252,6 +352,71 @@ def _valid(world):
                             st.just('split,unused'))),
         st.builds(lambda u: ('DELETE', '/v2/attributes/' + u, None),
                   pick('attributes')))
+    return _weighted((v2.map(lambda r: r + ({},)), 6),
+                     (_valid_v1(world), 2), (_valid_v25(world), 2))
+
+
+def _valid_v1(world):
+    ids = world.ids
+    pick = st.sampled_from
+    accelerator = st.one_of(pick(ids['accelerators']),
+                            pick(ids['attached']))
+    instance = st.one_of(st.uuids().map(str), pick(ids['instances']))
+    names = st.one_of(st.just(None), st.sampled_from(['new-card', 'rack-2']),
+                      pick(ids['names']))
+    create = st.builds(
+        lambda n, u, h: ('POST', ACCELERATORS, dict(
+            {'name': n or 'new-card'}, **({'uuid': u} if u else {})), h),
+        names, st.one_of(st.none(), st.just(MISSING[2]),
+                         pick(ids['accelerators'])), _ADMIN_OR_NOT)
+    attach = st.builds(
+        lambda u, b, h: ('PUT', '%s/%s' % (ACCELERATORS, u), b, h),
+        accelerator, st.one_of(
+            instance.map(lambda i: {'instance_uuid': i}),
+            st.sampled_from([{'host': 'node1'}, {'host': 'node9'}])),
+        st.sampled_from([{}, ADMIN, MANAGER]))
+    specs = _spec_bodies()
+    if_match = st.one_of(st.none(), st.sampled_from(['"1"', '"2"', '*']),
+                         _IF_MATCH)
+    spec = st.one_of([st.builds(
+        lambda u, b, h, m, key=key: (
+            'PUT', '%s/%s/%s' % (ACCELERATORS, u, key), b,
+            dict(h, **({'If-Match': m} if m else {}))),
+        accelerator, specs[key], _ADMIN_OR_NOT, if_match) for key in SPECS])
+    return _weighted(
+        (st.just(('GET', ACCELERATORS, None, {})), 1),
+        (st.builds(lambda u: ('GET', '%s/%s' % (ACCELERATORS, u), None, {}),
+                   accelerator), 1),
+        (create, 1), (attach, 2), (spec, 3),
+        (st.builds(lambda u, h: ('DELETE', '%s/%s' % (ACCELERATORS, u),
+                                 None, h),
+                   accelerator, st.sampled_from([{}, ADMIN, MANAGER])), 2))
+
+
+def _valid_v25(world):
+    ids = world.ids
+    host = st.sampled_from(['node1', 'node1', 'node9'])
+    driver = st.sampled_from(ids['drivers'])
+    one = st.builds(lambda h, d: '/v2/drivers/%s/%s' % (h, d), host, driver)
+    query = st.one_of(st.just(''), host.map('?host={}'.format),
+                      st.builds('?host={}&driver={}'.format, host,
+                                st.sampled_from(['fake', 'pci', 'x'])),
+                      st.just('?driver=fake'))
+    update = st.one_of(st.none(), st.just({}), st.sampled_from(
+        ids['images']).map(lambda i: {'image_uuid': i}))
+    routes = st.one_of(
+        st.builds(lambda q: ('GET', '/v2/drivers' + q, None), query),
+        st.builds(lambda q: ('GET', '/v2/services' + q, None), query),
+        st.builds(lambda h, d: ('POST', '/v2/drivers',
+                                {'host': h, 'name': d}), host, driver),
+        st.builds(lambda u, b: ('PATCH', u, b), one, update),
+        st.builds(lambda u: ('DELETE', u, None), one),
+        st.builds(lambda b: ('POST', '/v2/services/discover', b),
+                  st.one_of(st.none(), st.just({}),
+                            host.map(lambda h: {'host': h}))))
+    return st.builds(
+        lambda r, v, h: r + (dict(h, **{'OpenStack-API-Version': v}),),
+        routes, _V25_VERSIONS, _ADMIN_OR_NOT)
 
 
 _MUTATIONS = st.sampled_from(['replace', 'drop', 'grow', 'wrap', 'null'])
@@ -329,15 +494,16 @@ def _body(shape):
     return st.one_of(*nothing, text, text, text, truncated, _RAW_BODIES)
 
 
-_CALLERS = st.sampled_from([{}, ADMIN, MEMBER, OTHER, NOVA])
+_CALLERS = st.sampled_from([{}, ADMIN, MEMBER, OTHER, NOVA, MANAGER])
 _IDENTITIES = st.one_of(
     st.just({}), st.just({}),
-    st.sampled_from([ADMIN, MEMBER, OTHER, NOVA]),
-    st.sampled_from([ADMIN, MEMBER, OTHER, NOVA]),
+    st.sampled_from([ADMIN, MEMBER, OTHER, NOVA, MANAGER]),
+    st.sampled_from([ADMIN, MEMBER, OTHER, NOVA, MANAGER]),
     st.fixed_dictionaries({}, optional={
         'X-Roles': st.one_of(st.sampled_from([
             'admin', 'member,reader', 'reader', 'member', 'ADMIN', '',
-            'admin,member,reader', ' admin , reader ', 'service']),
+            'admin,member,reader', ' admin , reader ', 'service',
+            'manager']),
             _HEADER_TEXT),
         'X-Project-Id': st.one_of(st.sampled_from([
             'p-tenant', 'p-other', 'noauth-project', '']), _HEADER_TEXT),
@@ -347,9 +513,10 @@ _IDENTITIES = st.one_of(
 
 _VALID_VERSIONS = st.sampled_from([
     'accelerator 2.0', 'accelerator 2.1', 'accelerator 2.2',
-    'accelerator 2.3', 'accelerator 2.4', 'accelerator latest'])
+    'accelerator 2.3', 'accelerator 2.4', 'accelerator 2.5',
+    'accelerator latest'])
 _VERSIONS = st.one_of(_VALID_VERSIONS, st.sampled_from([
-    '2.2', 'latest', 'accelerator 2.5', 'accelerator 2.99',
+    '2.2', 'latest', 'accelerator 2.6', 'accelerator 2.99',
     'accelerator 3.0', 'accelerator 1.9', 'accelerator 2', 'accelerator 2.',
     'accelerator .1', 'accelerator 2.3.1', 'accelerator -2.1',
     'accelerator 2.' + '9' * 30, 'compute 2.1',
@@ -383,13 +550,26 @@ _NUMBERS = st.one_of(
     st.sampled_from(['²', '١٢', '٣', str(2 ** 63), str(-2 ** 63 - 1),
                      '9' * 25, '9' * 5000]))
 
+_V25_VERSIONS = st.one_of(st.sampled_from(['accelerator 2.5',
+                                           'accelerator 2.5',
+                                           'accelerator latest']),
+                          _VALID_VERSIONS)
+# NOTE(tests): ETags of /v1/accelerators; a spec update reads the digits.
+_IF_MATCH = st.one_of(
+    st.sampled_from(['"1"', '"2"', '"3"', 'W/"1"', '*', ' * ', '1', '"1',
+                     '""', '"x"', '"-1"', 'W/', ',', '"1", "2"',
+                     '"%s"' % ('9' * 5000)]),
+    _NUMBERS.map('"{}"'.format), _HEADER_TEXT)
+_ADMIN_OR_NOT = st.sampled_from([{}, ADMIN, ADMIN])
+
 
 def _query(world):
     keys = st.one_of(st.sampled_from([
         'name', 'instance', 'bind_state', 'arqs', 'value', 'limit',
         'marker', 'sort_key', 'sort_dir', 'filters.field', 'filters.value',
         'type', 'vendor', 'hostname', 'deployable_id', 'deployable_uuid',
-        'key', 'filters', 'filters.x', 'all_tenants']), _TEXT)
+        'key', 'filters', 'filters.x', 'all_tenants', 'host', 'driver']),
+        _TEXT)
     fields = st.sampled_from([
         'uuid', 'name', 'rp_uuid', 'driver_name', 'bitstream_id',
         'device_id', 'parent_id', 'root_id', 'num_accelerators',
@@ -401,7 +581,8 @@ def _query(world):
         st.sampled_from(world.ids['instances']),
         st.sampled_from(['resolved', 'bound', 'asc', 'desc', 'id', 'uuid',
                          'name', 'created_at', 'FPGA', '0xABCD', 'node1',
-                         'rc', 'two,split', 'two,,split', 'fake']),
+                         'rc', 'two,split', 'two,,split', 'fake', 'pci',
+                         'fake_driver', 'node9']),
         fields,
         st.sampled_from(world.ids['int_ids']).map(str),
         _NUMBERS)
@@ -431,7 +612,10 @@ _NATURAL = {None: ['GET'], 'devices': ['GET', 'POST'],
             'deployables': ['GET', 'PATCH'],
             'device_profiles': ['GET', 'POST', 'DELETE'],
             'accelerator_requests': ['GET', 'POST', 'PATCH', 'DELETE'],
-            'attributes': ['GET', 'POST', 'DELETE'], 'agents': ['GET']}
+            'attributes': ['GET', 'POST', 'DELETE'], 'agents': ['GET'],
+            'accelerators': ['GET', 'POST', 'PUT', 'DELETE'],
+            'drivers': ['GET', 'POST', 'PATCH', 'DELETE'],
+            'services': ['GET', 'POST']}
 _ACTIONS = {'devices': ['enable', 'disable', 'activate'],
             'deployables': ['program']}
 
@@ -460,8 +644,51 @@ def _routes(world):
         st.sampled_from(COLLECTIONS), segments['any'], segments['any'],
         segments['any'])
     unknown = st.builds(lambda s: ('/v2/' + s, None), segments['any'])
-    return st.one_of(roots, collections, collections, collections, items,
-                     items, items, actions, actions, deeper, unknown)
+    v2 = st.one_of(roots, collections, collections, collections, items,
+                   items, items, actions, actions, deeper, unknown)
+    return _weighted((v2, 7), (_v1_routes(world), 2),
+                     (_v25_routes(world), 2))
+
+
+def _v1_routes(world):
+    root = st.sampled_from(['/v1/accelerators', '/v1/accelerators/',
+                            '/v1//accelerators', '/v1/accelerators//',
+                            '/v1/Accelerators'])
+    uuid = _segment(world, 'accelerators')
+    spec = _weighted((st.sampled_from(SPECS), 2),
+                     (st.sampled_from(['colour', 'ACC_SPECS', 'acc_specs/',
+                                       'revision', 'uuid']), 1),
+                     (_segment(world, 'any'), 1))
+    return st.one_of(
+        st.tuples(root, st.just('accelerators')),
+        st.builds(lambda u: (ACCELERATORS + '/' + u, 'accelerators'), uuid),
+        st.builds(lambda u, k: ('%s/%s/%s' % (ACCELERATORS, u, k),
+                                'accelerators'), uuid, spec),
+        st.builds(lambda u, k, x: ('%s/%s/%s/%s' % (ACCELERATORS, u, k, x),
+                                   'accelerators'), uuid, spec,
+                  _segment(world, 'any')))
+
+
+def _v25_routes(world):
+    base = st.sampled_from(['/v2/', '/v2/', '/'])
+    host = _segment(world, 'agents')
+    name = _segment(world, 'drivers')
+    drivers = _weighted(
+        (st.builds(lambda b, s: (b + 'drivers' + s, 'drivers'), base,
+                   st.sampled_from(['', '/'])), 1),
+        (st.builds(lambda b, h: (b + 'drivers/' + h, 'drivers'), base,
+                   host), 1),
+        (st.builds(lambda b, h, n: ('%sdrivers/%s/%s' % (b, h, n),
+                                    'drivers'), base, host, name), 2),
+        (st.builds(lambda h, n, x: ('/v2/drivers/%s/%s/%s' % (h, n, x),
+                                    'drivers'),
+                   host, name, _segment(world, 'any')), 1))
+    services = st.builds(
+        lambda b, rest: (b + 'services' + rest, 'services'), base,
+        st.one_of(st.sampled_from(['', '/', '/discover', '/discover/',
+                                   '/discover/x', '/Discover', '/get_all']),
+                  _segment(world, 'any').map(lambda s: '/' + s)))
+    return _weighted((drivers, 2), (services, 1))
 
 
 def requests(world):
@@ -475,25 +702,57 @@ def requests(world):
     maybe_query = st.one_of(st.just(''), st.just(''), query)
     shapes = _shapes(world)
     bodies = {c: _body(shapes.get(c)) for c in COLLECTIONS + (None,)}
+    bodies.update((name, _body(shape)) for name, shape in shapes.items()
+                  if name not in bodies)
     methods = {c: st.one_of(st.sampled_from(m), st.sampled_from(m),
                             st.sampled_from(METHODS))
                for c, m in _NATURAL.items()}
     versions = st.one_of(st.none(), st.none(), _VALID_VERSIONS,
                          _VALID_VERSIONS, _VERSIONS)
+    # NOTE(tests): the 2.5 routes are 404 below 2.5; mostly ask for it.
+    versions_25 = _weighted((_V25_VERSIONS, 2), (versions, 1))
+    accelerator = _segment(world, 'accelerators')
+    driver = st.builds(lambda h, n: '/v2/drivers/%s/%s' % (h, n),
+                       _weighted((st.just('node1'), 2),
+                                 (_segment(world, 'agents'), 1)),
+                       _segment(world, 'drivers'))
+    # NOTE(tests): (method, path, collection, the body's shape).
     body_routes = st.one_of(
-        st.just(('POST', '/v2/device_profiles', 'device_profiles')),
-        st.just(('POST', URL, 'accelerator_requests')),
-        st.just(('PATCH', URL, 'accelerator_requests')),
-        st.builds(lambda u: ('PATCH', URL + '/' + u, 'accelerator_requests'),
+        st.just(('POST', '/v2/device_profiles', 'device_profiles',
+                 'device_profiles')),
+        st.just(('POST', URL, 'accelerator_requests',
+                 'accelerator_requests')),
+        st.just(('PATCH', URL, 'accelerator_requests',
+                 'accelerator_requests')),
+        st.builds(lambda u: ('PATCH', URL + '/' + u, 'accelerator_requests',
+                             'accelerator_requests'),
                   _segment(world, 'accelerator_requests')),
         st.builds(lambda u: ('PATCH', '/v2/deployables/%s/program' % u,
-                             'deployables'),
+                             'deployables', 'deployables'),
                   _segment(world, 'deployables')),
-        st.just(('POST', '/v2/attributes', 'attributes')))
-    list_routes = st.builds(
-        lambda method, c: (method, '/v2/' + c, c),
-        st.sampled_from(['GET', 'GET', 'GET', 'DELETE']),
-        st.sampled_from(COLLECTIONS))
+        st.just(('POST', '/v2/attributes', 'attributes', 'attributes')))
+    v1_body_routes = st.one_of(
+        st.just(('POST', ACCELERATORS, 'accelerators',
+                 'accelerator_create')),
+        st.builds(lambda u: ('PUT', ACCELERATORS + '/' + u, 'accelerators',
+                             'attach'), accelerator),
+        st.builds(lambda u, k: ('PUT', '%s/%s/%s' % (ACCELERATORS, u, k),
+                                'accelerators', 'spec:' + k),
+                  accelerator, st.sampled_from(SPECS)))
+    v25_body_routes = st.one_of(
+        st.just(('POST', '/v2/drivers', 'drivers', 'driver_install')),
+        st.builds(lambda u: ('PATCH', u, 'drivers', 'driver_update'),
+                  driver),
+        st.just(('POST', '/v2/services/discover', 'services', 'services')))
+    body_routes = _weighted((body_routes, 3), (v1_body_routes, 1),
+                            (v25_body_routes, 1))
+    list_routes = _weighted(
+        (st.builds(lambda method, c: (method, '/v2/' + c, c),
+                   st.sampled_from(['GET', 'GET', 'GET', 'DELETE']),
+                   st.sampled_from(COLLECTIONS)), 4),
+        (st.sampled_from([('GET', '/v2/drivers', 'drivers'),
+                          ('GET', '/v2/services', 'services'),
+                          ('GET', ACCELERATORS, 'accelerators')]), 1))
     valid = _valid(world)
 
     @st.composite
@@ -506,9 +765,9 @@ def requests(world):
             if method in ('POST', 'PUT', 'PATCH') or draw(st.booleans()):
                 body = draw(bodies[collection])
         elif focus == 'body':
-            method, path, collection = draw(body_routes)
+            method, path, collection, shape = draw(body_routes)
             parameters = draw(maybe_query)
-            body = draw(bodies[collection])
+            body = draw(bodies[shape])
         else:
             method, path, collection = draw(list_routes)
             parameters = draw(query)
@@ -516,9 +775,12 @@ def requests(world):
             if draw(st.booleans()):
                 version = draw(_VALID_VERSIONS)
         headers = dict(draw(_IDENTITIES))
-        version = version or draw(versions)
+        version = version or draw(versions_25 if collection in V25
+                                  else versions)
         if version is not None:
             headers['OpenStack-API-Version'] = version
+        if collection in V1 and draw(st.booleans()):
+            headers['If-Match'] = draw(_IF_MATCH)
         if body is not None:
             content_type = draw(_CONTENT_TYPES)
             if content_type is not None:
@@ -530,11 +792,12 @@ def requests(world):
 
     @st.composite
     def meant(draw):
-        method, url, value = draw(valid)
+        method, url, value, needed = draw(valid)
         headers = dict(draw(_CALLERS))
         version = draw(st.one_of(st.none(), _VALID_VERSIONS))
         if version is not None:
             headers['OpenStack-API-Version'] = version
+        headers.update(needed)
         body = None
         if value is not None:
             headers['Content-Type'] = 'application/json'
