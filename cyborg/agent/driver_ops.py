@@ -57,14 +57,15 @@ def details(tracker):
             'available_drivers': resource_tracker.driver_catalogue()}
 
 
-def _entry_point(tracker, host, name):
+def _entry_point(host, name):
     """The entry point of an installed driver named either way."""
-    for entry in resource_tracker.driver_catalogue():
+    catalogue = resource_tracker.driver_catalogue()
+    for entry in catalogue:
         if name in (entry['name'], entry['driver_name']):
             return entry['name']
     raise exception.DriverNotAvailable(
         name=name, host=host,
-        available=', '.join(resource_tracker.available_drivers()))
+        available=', '.join(entry['name'] for entry in catalogue))
 
 
 def _build(host, entry_point):
@@ -81,7 +82,7 @@ def install(tracker, choices, host, name):
     :raises DriverNotAvailable, DriverAlreadyEnabled, DriverInstallFailed:
         the host keeps the drivers it had.
     """
-    entry_point = _entry_point(tracker, host, name)
+    entry_point = _entry_point(host, name)
     if tracker.entry_point_of(entry_point) is not None:
         raise exception.DriverAlreadyEnabled(name=entry_point, host=host)
     driver = _build(host, entry_point)

@@ -1,5 +1,6 @@
 """Agent RPC endpoints and the periodic discovery and report."""
 
+import contextlib
 import json
 import os
 import threading
@@ -310,23 +311,15 @@ class AgentManager:
         Then a discovery pass reports what the device now offers (its new
         function) to the conductor and to Placement.
         """
-        device = self._device(driver_name, cpid_type, cpid_info)
-        found = [dep for dep in device.deployables
-                 if dep.name == deployable_name]
-        if not found:
-            raise exception.DriverError(
-                driver=driver_name, reason='%s has no deployable %s' %
-                (cpid_info, deployable_name))
+        device, dep = self._deployable(driver_name, cpid_type, cpid_info,
+                                       deployable_name)
         driver = self.tracker.driver_named(driver_name)
         # NOTE(agent): one programming at a time per device; a second
         # image loaded meanwhile would leave it in an unknown state.
-        with lockutils.lock('program-%s-%s' % (cpid_type, cpid_info)):
-            path = glance.GlanceClient().download(image_id, CONF.state_path)
-            try:
-                self._run(driver_name, 'Programming %s' % deployable_name,
-                          driver.program, device, found[0], path)
-            finally:
-                os.unlink(path)
+        with lockutils.lock('program-%s-%s' % (cpid_type, cpid_info)), \
+                _downloaded(image_id) as path:
+            self._run(driver_name, 'Programming %s' % deployable_name,
+                      driver.program, device, dep, path)
         LOG.info('Programmed %s with image %s', deployable_name, image_id)
         self.report()
 
@@ -448,17 +441,23 @@ class AgentManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def update_driver(self, context, name, image_id=None):
         """RPC: reload a driver's options, or load an image through it."""
-        path = None
-        if image_id is not None:
-            path = glance.GlanceClient().download(image_id, CONF.state_path)
-        try:
-            with self._lock:
-                driver_ops.update(self.tracker, self.host, name,
-                                  list(self._found.values()), path)
-        finally:
-            if path is not None:
-                os.unlink(path)
+        with _downloaded(image_id) as path, self._lock:
+            driver_ops.update(self.tracker, self.host, name,
+                              list(self._found.values()), path)
         return self._rediscover()
+
+
+@contextlib.contextmanager
+def _downloaded(image_id):
+    """A Glance image in a local file for the duration (None: no image)."""
+    if image_id is None:
+        yield None
+        return
+    path = glance.GlanceClient().download(image_id, CONF.state_path)
+    try:
+        yield path
+    finally:
+        os.unlink(path)
 
 
 def _recorded(result):

@@ -3,11 +3,22 @@
 from oslo_config import cfg
 import oslo_messaging as messaging
 
+from cyborg import exception
 from cyborg import rpc
 
 CONF = cfg.CONF
 
 TOPIC = 'cyborg-agent'
+
+
+def reached(host, call, *args, **kwargs):
+    """``call(*args, **kwargs)`` on ``host``'s agent; its failures keep
+    their class, silence becomes AgentUnavailable (503)."""
+    try:
+        return call(*args, **kwargs)
+    except messaging.MessagingException as exc:
+        raise exception.AgentUnavailable(host=host,
+                                         reason=type(exc).__name__) from exc
 
 
 class AgentAPI:

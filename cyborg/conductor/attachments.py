@@ -1,10 +1,10 @@
 """Attach and detach of /v1 accelerators: to an instance or to a host."""
 
 from oslo_log import log as logging
-import oslo_messaging as messaging
 
 from cyborg import exception
 from cyborg import states
+from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
 from cyborg.conductor import binding
 from cyborg.conductor import hostwork
@@ -13,15 +13,11 @@ LOG = logging.getLogger(__name__)
 
 
 def _agent_call(job, call, *args):
-    """Call the agent of the job's deployable; its failures keep their
-    class, silence becomes AgentUnavailable."""
+    """Call the agent of the job's deployable about it."""
     dep = job['deployable']
-    try:
-        return call(dep['host'], job['uuid'], dep['driver_name'],
-                    dep['cpid'][0], dep['cpid'][1], dep['name'], *args)
-    except messaging.MessagingException as exc:
-        raise exception.AgentUnavailable(
-            host=dep['host'], reason=type(exc).__name__) from exc
+    return agent_rpcapi.reached(
+        dep['host'], call, dep['host'], job['uuid'], dep['driver_name'],
+        dep['cpid'][0], dep['cpid'][1], dep['name'], *args)
 
 
 def _undo(context, job, agent_api, reserved):
@@ -133,8 +129,5 @@ def detach(context, uuid, agent_api):
 
 def _consumers(context, job, agent_api):
     dep = job['deployable']
-    try:
-        return agent_api.consumers(context, dep['host'], dep['name'])
-    except messaging.MessagingException as exc:
-        raise exception.AgentUnavailable(
-            host=dep['host'], reason=type(exc).__name__) from exc
+    return agent_rpcapi.reached(dep['host'], agent_api.consumers, context,
+                                dep['host'], dep['name'])

@@ -4,7 +4,6 @@ services their devices offer, with discovery on demand."""
 import json
 
 from oslo_log import log as logging
-import oslo_messaging as messaging
 import sqlalchemy as sa
 
 from cyborg import exception
@@ -159,14 +158,6 @@ def record(context, host, result):
     service_queries.record_drivers(context, host, AGENT_BINARY,
                                    result.get('drivers', []),
                                    result.get('available_drivers', []))
-
-
-def agent_call(host, call, *args, **kwargs):
-    try:
-        return call(*args, **kwargs)
-    except messaging.MessagingException as exc:
-        raise exception.AgentUnavailable(host=host,
-                                         reason=type(exc).__name__) from exc
 
 
 @main.reader

@@ -7,6 +7,7 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
+from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import binding
 from cyborg.db import models
@@ -60,12 +61,10 @@ def _record(context, deployable_uuid, image_id):
 
 def _program(context, target, image_id, agent_api):
     try:
-        agent_api.program(context, target['host'], target['driver_name'],
-                          target['cpid'][0], target['cpid'][1],
-                          target['name'], image_id)
-    except messaging.MessagingException as exc:
-        raise exception.AgentUnavailable(
-            host=target['host'], reason=type(exc).__name__) from exc
+        agent_rpcapi.reached(
+            target['host'], agent_api.program, context, target['host'],
+            target['driver_name'], target['cpid'][0], target['cpid'][1],
+            target['name'], image_id)
     except (exception.DriverError, exception.ImageNotFound,
             exception.ImageNotUsable, exception.ImageUnavailable) as exc:
         raise exception.ProgrammingFailed(uuid=target['uuid'],

@@ -321,7 +321,7 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def install_driver(self, context, host, name):
         driver_admin.check_host(context, host)
-        result = driver_admin.agent_call(
+        result = agent_rpcapi.reached(
             host, self.agent_api.install_driver, context, host, name)
         driver_admin.record(context, host, result)
         return driver_admin.driver_entry(context, host, name)
@@ -335,7 +335,7 @@ class ConductorManager:
         if held:
             raise exception.DriverInUse(name=entry['name'], host=host,
                                         what='; '.join(held[:5]))
-        result = driver_admin.agent_call(
+        result = agent_rpcapi.reached(
             host, self.agent_api.uninstall_driver, context, host,
             entry['name'])
         driver_admin.record(context, host, result)
@@ -356,7 +356,7 @@ class ConductorManager:
                                             what='; '.join(held[:5]))
         before = driver_admin.snapshot(context, host)
         try:
-            result = driver_admin.agent_call(
+            result = agent_rpcapi.reached(
                 host, self.agent_api.update_driver, context, host,
                 entry['name'], image_id)
         except exception.DriverError as exc:
@@ -391,7 +391,7 @@ class ConductorManager:
         before = driver_admin.snapshot(context, host)
         entry = {'host': host, 'error': None}
         try:
-            driver_admin.agent_call(host, self.agent_api.discover, context,
+            agent_rpcapi.reached(host, self.agent_api.discover, context,
                                     host)
         except exception.CyborgException as exc:
             entry['error'] = str(exc)
