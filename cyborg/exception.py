@@ -203,6 +203,16 @@ class GenerationConflict(Conflict):
                '%(generation)s; send it whole.')
 
 
+class StaleReport(Conflict):
+    msg_fmt = ('The report of host %(host)s carries generation '
+               '%(generation)s, older than the %(current)s recorded; it was '
+               'ignored.')
+
+
+class InvalidReport(Invalid):
+    msg_fmt = 'The report of host %(host)s was ignored: %(reason)s.'
+
+
 class DeviceStateConflict(Conflict):
     msg_fmt = ('Device %(uuid)s is %(status)s; it must be %(expected)s to '
                '%(action)s it.')

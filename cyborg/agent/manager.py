@@ -95,7 +95,8 @@ class AgentManager:
             context = cyborg_context.get_admin_context()
             result, conductor_delay = self._report_to_conductor(
                 context, changed, removed, current, failed)
-            placement_delay = self._sync_placement(context, current)
+            placement_delay = self._sync_placement(
+                context, current, statuses_fresh=result is not None)
         if result is not None:
             self.last_result = result
             self._activate(context, result.get('activate', ()))
@@ -135,6 +136,13 @@ class AgentManager:
                         'devices (%s); retrying in %d seconds',
                         len(current), type(exc).__name__, self._backoff)
             return None, self._backoff
+        except exception.Invalid as exc:
+            # NOTE(agent): the conductor turned this inventory away (a
+            # driver reports one device twice, or another host's name);
+            # sending it again sooner would not change the answer.
+            LOG.error('The conductor refused the inventory of %d devices: '
+                      '%s', len(current), exc)
+            return None, None
         self._backoff = 0
         if released:
             self.placement.forget_released(released)
@@ -149,14 +157,19 @@ class AgentManager:
         keys = [json.dumps(list(key)) for key in removed]
         return [json.loads(k) for k in sorted(self.placement.held(keys))]
 
-    def _sync_placement(self, context, current):
-        """Write (or heal) this host's providers; returns a retry delay."""
+    def _sync_placement(self, context, current, statuses_fresh=False):
+        """Write (or heal) this host's providers; returns a retry delay.
+
+        :param statuses_fresh: the conductor just answered a report with
+            every device's status, so a heal need not ask for them again.
+        """
         if self.placement is None:
             return None
         healing = time.monotonic() >= self._heal_due
         try:
             if healing:
-                self._refresh_statuses(context)
+                if not statuses_fresh:
+                    self._refresh_statuses(context)
                 failed = self.placement.heal(current)
             else:
                 failed = self.placement.sync(current)
@@ -201,8 +214,20 @@ class AgentManager:
         payload = dict(self._details(failed), host=self.host,
                        devices=list(current.values()), generation=generation,
                        held=held)
-        result = self.conductor.report_data(context, self.host, payload,
-                                            timeout=self._timeout())
+        try:
+            result = self.conductor.report_data(context, self.host, payload,
+                                                timeout=self._timeout())
+        except exception.StaleReport as exc:
+            # NOTE(agent): this agent's cache is older than what the
+            # conductor holds (it was restored or lost); its inventory is
+            # current, so it goes again under a newer generation.
+            generation = exc.kwargs['current'] + 1
+            LOG.info('The conductor holds a newer generation of this '
+                     'inventory (%d); sending it as %d',
+                     exc.kwargs['current'], generation)
+            payload['generation'] = generation
+            result = self.conductor.report_data(context, self.host, payload,
+                                                timeout=self._timeout())
         self.cache.applied(generation, current)
         LOG.info('Reported the whole inventory (%d devices), generation %d',
                  len(current), generation)

@@ -29,9 +29,11 @@ class ConductorAPI:
       detach_accelerator; drivers and services: list_drivers,
       install_driver, uninstall_driver, update_driver, list_services,
       discover_services.
+    * 1.7 - invalidate_lists (fanout): a conductor wrote to the tables
+      whose lists the conductors cache.
     """
 
-    RPC_API_VERSION = '1.6'
+    RPC_API_VERSION = '1.7'
 
     def __init__(self, topic=None):
         target = messaging.Target(topic=topic or CONF.conductor.topic,
@@ -64,6 +66,11 @@ class ConductorAPI:
         """Send an agent's discovered inventory; returns what was recorded.
 
         :param report: ``cyborg.drivers.report.HostReport`` as a primitive.
+        :raises StaleReport: the conductor holds a newer generation of this
+            host's inventory (kwargs ``current``); nothing was written and
+            the agent sends it again under a newer generation.
+        :raises InvalidReport: the report names a device or deployable twice,
+            or a deployable of another host; nothing was written.
         """
         cctxt = self.client.prepare(timeout=timeout)
         return cctxt.call(context, 'report_data', host=host, report=report)
@@ -261,3 +268,12 @@ class ConductorAPI:
         cctxt = self.client.prepare()
         cctxt.cast(context, 'heartbeat', host=host, binary=binary,
                    version=version)
+
+    def invalidate_lists(self, context, origin):
+        """Tell every conductor that the lists it caches may be stale.
+
+        :param origin: the sender's ``cache.LISTS.origin``; the sender
+            itself knew already.
+        """
+        cctxt = self.client.prepare(fanout=True, version='1.7')
+        cctxt.cast(context, 'invalidate_lists', origin=origin)

@@ -41,6 +41,46 @@ opts = [
         default=30,
         min=1,
         help='Seconds between two liveness records of a conductor.'),
+    cfg.IntOpt(
+        'list_cache_max_age',
+        default=300,
+        min=0,
+        help='Seconds a conductor serves the device and deployable lists '
+             'from memory at most. A write to them by any conductor ends '
+             'that at once, and every cached list is checked against the '
+             'database\'s row counts and last updates before it is served; '
+             'this bounds how long a change no conductor saw (a hand-made '
+             'fix in the database) can stay unseen. 0 reads every list '
+             'from the database.'),
+    cfg.IntOpt(
+        'report_batch_size',
+        default=64,
+        min=1,
+        help='Most agent reports one transaction applies. Reports that '
+             'arrive while a batch is written are applied together in the '
+             'next one, so that a bootstorm costs few transactions.'),
+    cfg.FloatOpt(
+        'report_batch_delay',
+        default=0.0,
+        min=0.0,
+        max=5.0,
+        help='Seconds the conductor waits, after an agent report arrives, '
+             'for others to apply with it. Reports that arrive while a '
+             'batch is written always wait for the next one.'),
+    cfg.IntOpt(
+        'heartbeat_batch_size',
+        default=1000,
+        min=1,
+        help='Most heartbeats of unchanged agents one UPDATE records.'),
+    cfg.FloatOpt(
+        'heartbeat_batch_delay',
+        default=0.5,
+        min=0.0,
+        max=10.0,
+        help='Seconds the conductor waits, after the heartbeat of an '
+             'unchanged agent arrives, for others to record with it in one '
+             'UPDATE. Agents wait this long for their answer; it is small '
+             'beside [agent] report_interval.'),
 ]
 
 

@@ -31,6 +31,10 @@ class Base(orm.DeclarativeBase):
                 for c in self.__table__.columns}
 
 
+# NOTE(db): every uuid column is an insert sentinel: it lets the ORM insert
+# many rows of one table in one statement and match the ids RETURNING gives
+# back to its rows, also on SQLite, which has no implicit sentinel.
+
 # NOTE(db): MySQL needs utf8mb4 and InnoDB for foreign keys and full unicode;
 # other backends ignore these keywords.
 _TABLE_ARGS = {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4'}
@@ -46,7 +50,8 @@ class Device(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     type: orm.Mapped[str] = orm.mapped_column(sa.String(30), nullable=False)
     vendor: orm.Mapped[str] = orm.mapped_column(sa.String(255),
                                                 nullable=False)
@@ -80,7 +85,8 @@ class ControlpathID(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     device_id: orm.Mapped[int] = orm.mapped_column(
         sa.ForeignKey('devices.id', ondelete='CASCADE'), nullable=False)
     cpid_type: orm.Mapped[str] = orm.mapped_column(sa.String(30),
@@ -104,7 +110,8 @@ class Deployable(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     parent_id: orm.Mapped[int | None] = orm.mapped_column(
         sa.ForeignKey('deployables.id', ondelete='CASCADE'))
     root_id: orm.Mapped[int | None] = orm.mapped_column(
@@ -142,7 +149,8 @@ class Attribute(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     deployable_id: orm.Mapped[int] = orm.mapped_column(
         sa.ForeignKey('deployables.id', ondelete='CASCADE'), nullable=False)
     key: orm.Mapped[str] = orm.mapped_column(sa.String(255), nullable=False)
@@ -163,7 +171,8 @@ class AttachHandle(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     deployable_id: orm.Mapped[int] = orm.mapped_column(
         sa.ForeignKey('deployables.id', ondelete='CASCADE'), nullable=False)
     cpid_id: orm.Mapped[int] = orm.mapped_column(
@@ -191,7 +200,8 @@ class DeviceProfile(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     name: orm.Mapped[str] = orm.mapped_column(sa.String(255), nullable=False)
     description: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     profile_json: orm.Mapped[str] = orm.mapped_column(sa.Text,
@@ -209,7 +219,8 @@ class AcceleratorRequest(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     state: orm.Mapped[str] = orm.mapped_column(sa.String(30), nullable=False)
     # NOTE(db): NULL for the ARQ of a /v1/accelerators attach, which
     # names its accelerator instead of a profile.
@@ -245,7 +256,8 @@ class Accelerator(Base):
         _TABLE_ARGS,
     )
 
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), nullable=False,
+                                              insert_sentinel=True)
     name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     deployable_id: orm.Mapped[int | None] = orm.mapped_column(
         sa.ForeignKey('deployables.id', ondelete='CASCADE'))

@@ -15,23 +15,17 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
-def _upsert(context, host, binary, values, extra_where=()):
-    """UPDATE the row of (host, binary), or INSERT it the first time.
-
-    :returns: False when ``extra_where`` matched no existing row.
-    """
+def _upsert(context, host, binary, values):
+    """UPDATE the row of (host, binary), or INSERT it the first time."""
     now = _now()
     values = dict(values, last_seen_up=now, updated_at=now,
                   report_count=models.Service.report_count + 1)
     count = context.session.execute(
         sa.update(models.Service)
-        .where(models.Service.host == host, models.Service.binary == binary,
-               *extra_where)
+        .where(models.Service.host == host, models.Service.binary == binary)
         .values(**values)).rowcount
     if count:
-        return True
-    if extra_where:
-        return False
+        return
     insert = {k: v for k, v in values.items()
               if k not in ('report_count', 'updated_at')}
     try:
@@ -46,7 +40,6 @@ def _upsert(context, host, binary, values, extra_where=()):
             .where(models.Service.host == host,
                    models.Service.binary == binary)
             .values(**values))
-    return True
 
 
 @main.writer
@@ -61,45 +54,126 @@ def heartbeat(context, host, binary, topic=None, version=None):
     _upsert(context, host, binary, values)
 
 
+#: The generation of an agent no row records yet.
+ABSENT = object()
+
+
+def _at_generation(generations):
+    """Rows whose report generation is the one given for their host."""
+    known = [(host, gen) for host, gen in generations.items()
+             if gen is not None]
+    unset = [host for host, gen in generations.items() if gen is None]
+    clauses = []
+    if known:
+        clauses.append(sa.tuple_(models.Service.host,
+                                 models.Service.report_generation)
+                       .in_(sorted(known)))
+    if unset:
+        clauses.append(sa.and_(models.Service.host.in_(sorted(unset)),
+                               models.Service.report_generation.is_(None)))
+    return sa.or_(*clauses)
+
+
+@main.reader
+def agent_generations(context, binary, hosts):
+    """``{host: stored report generation}`` of the hosts that have a row
+    (the generation may be None): one SELECT."""
+    if not hosts:
+        return {}
+    return dict(context.session.execute(
+        sa.select(models.Service.host, models.Service.report_generation)
+        .where(models.Service.binary == binary,
+               models.Service.host.in_(sorted(hosts)))).all())
+
+
 @main.writer
+def agent_heartbeats(context, binary, generations):
+    """Liveness of many agents whose inventory did not change.
+
+    One UPDATE records every agent whose stored generation is the one it
+    sent; only when some are not does one SELECT tell which.
+
+    :param generations: ``{host: generation the agent last had applied}``
+    :returns: ``{host: whether the stored inventory is at that
+        generation}``; an agent answered False must send its whole
+        inventory, and nothing was written for it.
+    """
+    if not generations:
+        return {}
+    now = _now()
+    count = context.session.execute(
+        sa.update(models.Service)
+        .where(models.Service.binary == binary,
+               _at_generation(generations))
+        .values(last_seen_up=now, updated_at=now,
+                report_count=models.Service.report_count + 1)
+        .execution_options(synchronize_session=False)).rowcount
+    if count == len(generations):
+        return dict.fromkeys(generations, True)
+    stored = agent_generations(context, binary, sorted(generations))
+    return {host: host in stored and stored[host] == generation
+            for host, generation in generations.items()}
+
+
 def agent_heartbeat(context, host, binary, generation):
-    """Liveness of an agent whose inventory did not change: one UPDATE.
+    """Liveness of one agent whose inventory did not change."""
+    return agent_heartbeats(context, binary, {host: generation})[host]
 
-    :returns: whether the stored inventory is at ``generation``; when it is
-        not (or the agent is unknown), nothing is written and the agent must
-        send its whole inventory.
-    """
-    return _upsert(context, host, binary, {}, extra_where=(
-        models.Service.report_generation == generation,))
+
+_JSON_VALUES = ('drivers', 'available_drivers')
+
+
+def _stored_values(values):
+    stored = dict(values)
+    if stored.get('drivers') is not None:
+        stored['drivers'] = sorted(stored['drivers'])
+    for name in _JSON_VALUES:
+        if stored.get(name) is not None:
+            stored[name] = json.dumps(stored[name])
+    return stored
 
 
 @main.writer
-def record_report(context, host, binary, generation, base_generation=None,
-                  version=None, drivers=None, report_interval=None,
-                  available_drivers=None):
-    """Record the generation of an agent's inventory with its liveness.
+def record_reports(context, binary, reports):
+    """Record the generations of many agents' inventories with their
+    liveness: one UPDATE for the agents that have a row, one INSERT for the
+    others.
 
-    Runs in the transaction that applies the inventory. A delta
-    (``base_generation`` given) applies only on top of the generation it was
-    computed from; otherwise ``GenerationConflict`` rolls everything back
-    and the agent sends its whole inventory.
+    Runs in the transaction that applies the inventories.
+
+    :param reports: ``{host: (generation read earlier in this transaction,
+        or ABSENT when there was no row; {column: value})}``
+    :returns: False when a row no longer held the generation read (another
+        conductor recorded that host meanwhile); the caller rolls back.
     """
-    values = {'report_generation': generation}
-    if version is not None:
-        values['version'] = version
-    if drivers is not None:
-        values['drivers'] = json.dumps(sorted(drivers))
-    if available_drivers is not None:
-        values['available_drivers'] = json.dumps(available_drivers)
-    if report_interval is not None:
-        values['report_interval'] = report_interval
-    if base_generation is None:
-        _upsert(context, host, binary, values)
-        return
-    where = (models.Service.report_generation == base_generation,)
-    if not _upsert(context, host, binary, values, extra_where=where):
-        raise exception.GenerationConflict(host=host,
-                                           generation=base_generation)
+    known = {host: read for host, (read, _values) in reports.items()
+             if read is not ABSENT}
+    now = _now()
+    if known:
+        values = {host: _stored_values(reports[host][1]) for host in known}
+        columns = sorted({name for row in values.values() for name in row})
+        assignments = {'last_seen_up': now, 'updated_at': now,
+                       'report_count': models.Service.report_count + 1}
+        for name in columns:
+            column = getattr(models.Service, name)
+            whens = {host: row[name] for host, row in values.items()
+                     if name in row}
+            assignments[name] = sa.case(whens, value=models.Service.host,
+                                        else_=column)
+        count = context.session.execute(
+            sa.update(models.Service)
+            .where(models.Service.binary == binary, _at_generation(known))
+            .values(**assignments)
+            .execution_options(synchronize_session=False)).rowcount
+        if count != len(known):
+            return False
+    new = [dict(_stored_values(values), host=host, binary=binary,
+                report_count=1, last_seen_up=now)
+           for host, (read, values) in sorted(reports.items())
+           if read is ABSENT]
+    if new:
+        context.session.execute(sa.insert(models.Service), new)
+    return True
 
 
 @main.reader

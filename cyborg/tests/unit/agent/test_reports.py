@@ -100,7 +100,42 @@ def test_generation_conflict_sends_the_whole_inventory(stack, db, override):
     override('device_count', 2, group='fake_driver')
     agent.report()
     assert _device_count(db) == 2
-    assert agent.cache.generation == 2 == _generation(db)
+    # NOTE(tests): its whole inventory as generation 2 is older than the 41
+    # recorded; it goes again as 42, so generations never go back.
+    assert agent.cache.generation == 42 == _generation(db)
+
+
+def test_a_stale_whole_report_goes_again_under_a_newer_generation(
+        stack, db, override):
+    agent = stack()
+    agent.report()
+    with db.begin() as conn:
+        conn.execute(sa.update(models.Service.__table__)
+                     .values(report_generation=7))
+    agent.cache.generation = None
+    override('device_count', 3, group='fake_driver')
+    agent.report()
+    assert _device_count(db) == 3
+    assert agent.cache.generation == 8 == _generation(db)
+
+
+def test_a_refused_inventory_is_logged_and_not_resent_at_once(
+        stack, db, override, caplog):
+    agent = stack()
+    override('device_count', 2, group='fake_driver')
+    fake = agent.tracker.drivers['fake_driver']
+    real = fake.discover
+
+    def same_name(ctx):
+        devices = real(ctx)
+        devices[1].deployables[0].name = devices[0].deployables[0].name
+        return devices
+
+    fake.discover = same_name
+    assert agent.report() is None
+    assert agent.cache.generation is None and _device_count(db) == 0
+    assert 'refused the inventory of 2 devices' in caplog.text
+    assert 'reported twice' in caplog.text
 
 
 def test_damaged_cache_costs_one_whole_report(stack, db, tmp_path):

@@ -1,0 +1,305 @@
+"""The device rows of reporting hosts, loaded together and changed in place."""
+
+import json
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from cyborg import states
+from cyborg.db import models
+from cyborg.drivers import report as driver_report
+from cyborg.objects import attribute as attribute_obj
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+UNHEALTHY = 'unhealthy: '
+
+
+def _json(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def device_key(cpid_type, cpid_info):
+    """Identity of a device on its host; cpid_info as stored (JSON)."""
+    return (cpid_type, cpid_info)
+
+
+def key_of(reported):
+    """The identity of a reported ``report.Device``."""
+    return device_key(reported.controlpath.cpid_type,
+                      _json(reported.controlpath.cpid_info))
+
+
+def with_children(stmt):
+    """``stmt`` on devices, loading what a host's inventory compares."""
+    return stmt.options(
+        orm.selectinload(models.Device.controlpath_ids),
+        orm.selectinload(models.Device.deployables)
+        .selectinload(models.Deployable.attributes),
+        orm.selectinload(models.Device.deployables)
+        .selectinload(models.Deployable.attach_handles),
+        orm.selectinload(models.Device.deployables)
+        .selectinload(models.Deployable.accelerator))
+
+
+def load_hosts(session, hosts):
+    """``{host: HostRows}`` of every host named, in five SELECTs in all."""
+    found = {host: [] for host in hosts}
+    if hosts:
+        for device in session.scalars(with_children(
+                sa.select(models.Device)
+                .where(models.Device.hostname.in_(sorted(hosts))))):
+            found[device.hostname].append(device)
+    return {host: HostRows(session, host, devices)
+            for host, devices in found.items()}
+
+
+class HostRows:
+    """The devices of one host, changed in place within one session."""
+
+    def __init__(self, session, host, devices):
+        self.session = session
+        self.host = host
+        self.devices = {}
+        for device in devices:
+            for cpid in device.controlpath_ids:
+                self.devices[device_key(cpid.cpid_type,
+                                        cpid.cpid_info)] = device
+        self.changed = False
+        self.new = []
+        self.doomed = []
+
+    def deployable_names(self):
+        return {dep.name for device in self.devices.values()
+                for dep in device.deployables}
+
+    def upsert(self, reported):
+        key = key_of(reported)
+        device = self.devices.get(key)
+        if device is None:
+            self.devices[key] = device = _add_device(self.session, self.host,
+                                                     reported)
+            self.new.append(device)
+            self.changed = True
+        else:
+            self.changed |= _update_device(device, reported)
+        return key
+
+    def remove(self, key, held=False):
+        device = self.devices.get(key)
+        if device is None:
+            return
+        if held or any(_in_use(dep) for dep in device.deployables):
+            if device.status != states.DEVICE_LOST:
+                LOG.warning('Device %s on %s disappeared while in use; '
+                            'marking it lost', device.uuid, self.host)
+                device.status = states.DEVICE_LOST
+                self.changed = True
+            return
+        LOG.info('Device %s on %s disappeared; removing it', device.uuid,
+                 self.host)
+        del self.devices[key]
+        self.doomed.append(device)
+        self.changed = True
+
+    def result(self, generation):
+        """What the agent is told; call once the session is flushed."""
+        activate = []
+        if CONF.conductor.auto_activate_new_devices:
+            activate = [d.uuid for d in self.new
+                        if d.status == states.DEVICE_INACTIVE]
+        return {
+            'changed': self.changed,
+            'generation': generation,
+            'activate': activate,
+            'devices': [state(k, d)
+                        for k, d in sorted(self.devices.items())],
+        }
+
+
+def delete_doomed(session, inventories):
+    """One DELETE for every vanished device of these hosts.
+
+    The database cascades to their control paths, deployables, attributes
+    and handles; the ORM forgets the rows it had loaded.
+    """
+    doomed = [device for rows in inventories for device in rows.doomed]
+    if not doomed:
+        return
+    for device in doomed:
+        session.expunge(device)
+    with session.no_autoflush:
+        session.execute(sa.delete(models.Device.__table__).where(
+            models.Device.__table__.c.id.in_([d.id for d in doomed])))
+
+
+def state(key, device):
+    """What the agent keeps of one device: status, operators' traits and
+    the deployables attached through /v1."""
+    found = {'uuid': device.uuid, 'controlpath': list(key),
+             'status': device.status}
+    traits = {dep.name: sorted(attr.value for attr in dep.attributes
+                               if attribute_obj.is_trait_key(attr.key))
+              for dep in device.deployables}
+    traits = {name: names for name, names in traits.items() if names}
+    if traits:
+        found['traits'] = traits
+    taken = sorted(dep.name for dep in device.deployables if _attached(dep))
+    if taken:
+        found['taken'] = taken
+    return found
+
+
+def _attached(dep):
+    # NOTE(inventory): a deployable added by this report has no loaded
+    # accelerator row (and cannot be attached yet); reading the attribute
+    # would cost one SELECT per new deployable.
+    accelerator = sa.inspect(dep).dict.get('accelerator')
+    return accelerator is not None and accelerator.attach_type is not None
+
+
+def _add_device(session, host, reported):
+    status, reason = states.DEVICE_INACTIVE, None
+    if reported.fault:
+        status, reason = states.DEVICE_ERROR, UNHEALTHY + reported.fault
+    device = models.Device(
+        uuid=uuidutils.generate_uuid(), type=reported.type,
+        vendor=reported.vendor, model=reported.model,
+        std_board_info=_json(reported.std_board_info),
+        vendor_board_info=_json(reported.vendor_board_info),
+        hostname=host, status=status, status_reason=reason[:255]
+        if reason else None, driver_name=reported.driver_name,
+        services=_json(sorted(reported.services)))
+    cpid = models.ControlpathID(
+        uuid=uuidutils.generate_uuid(),
+        cpid_type=reported.controlpath.cpid_type,
+        cpid_info=_json(reported.controlpath.cpid_info))
+    device.controlpath_ids.append(cpid)
+    session.add(device)
+    for dep in reported.deployables:
+        device.deployables.append(_new_deployable(dep, cpid))
+    LOG.info('Host %s: new %s device %s (%s)', host, reported.type,
+             device.uuid, cpid.cpid_info)
+    return device
+
+
+def _new_deployable(dep, cpid):
+    row = models.Deployable(
+        uuid=uuidutils.generate_uuid(), name=dep.name,
+        num_accelerators=dep.num_accelerators, driver_name=dep.driver_name,
+        rp_uuid=driver_report.provider_uuid(dep.name))
+    for key, value in dep.attributes().items():
+        row.attributes.append(models.Attribute(
+            uuid=uuidutils.generate_uuid(), key=key, value=value))
+    for handle in dep.attach_handles:
+        row.attach_handles.append(_new_handle(handle, cpid))
+    return row
+
+
+def _new_handle(handle, cpid):
+    return models.AttachHandle(
+        uuid=uuidutils.generate_uuid(), attach_type=handle.attach_type,
+        attach_info=_json(handle.attach_info), in_use=handle.in_use,
+        controlpath=cpid)
+
+
+def _set(row, **values):
+    """Assign only what differs; returns whether anything did."""
+    changed = False
+    for name, value in values.items():
+        if getattr(row, name) != value:
+            setattr(row, name, value)
+            changed = True
+    return changed
+
+
+def _update_device(device, reported):
+    changed = _set(device, type=reported.type, vendor=reported.vendor,
+                   model=reported.model,
+                   std_board_info=_json(reported.std_board_info),
+                   vendor_board_info=_json(reported.vendor_board_info),
+                   driver_name=reported.driver_name,
+                   services=_json(sorted(reported.services)))
+    changed |= _update_health(device, reported.fault)
+    cpid = device.controlpath_ids[0]
+    by_name = {dep.name: dep for dep in device.deployables}
+    reported_names = set()
+    for dep in reported.deployables:
+        reported_names.add(dep.name)
+        row = by_name.get(dep.name)
+        if row is None:
+            device.deployables.append(_new_deployable(dep, cpid))
+            changed = True
+            continue
+        changed |= _set(row, num_accelerators=dep.num_accelerators,
+                        driver_name=dep.driver_name,
+                        rp_uuid=driver_report.provider_uuid(dep.name))
+        changed |= _sync_attributes(row, dep.attributes())
+        changed |= _sync_handles(row, dep.attach_handles, cpid)
+    for name, row in by_name.items():
+        if name not in reported_names and not _in_use(row):
+            device.deployables.remove(row)
+            changed = True
+    return changed
+
+
+def _update_health(device, fault):
+    """Status changes that follow what the driver says of health."""
+    if device.status == states.DEVICE_LOST:
+        # NOTE(inventory): a lost device that comes back starts over as
+        # inactive; the operator decides when it is ready again.
+        return _set(device, status=states.DEVICE_INACTIVE, status_reason=None)
+    if fault:
+        reason = (UNHEALTHY + fault)[:255]
+        return _set(device, status=states.DEVICE_ERROR, status_reason=reason)
+    if (device.status == states.DEVICE_ERROR and
+            (device.status_reason or '').startswith(UNHEALTHY)):
+        # NOTE(inventory): healthy again after a fault the driver reported;
+        # an operator activates it again, as a new device.
+        return _set(device, status=states.DEVICE_INACTIVE, status_reason=None)
+    return False
+
+
+def _sync_attributes(row, wanted):
+    changed = False
+    current = {attr.key: attr for attr in row.attributes}
+    for key, value in wanted.items():
+        attr = current.get(key)
+        if attr is None:
+            row.attributes.append(models.Attribute(
+                uuid=uuidutils.generate_uuid(), key=key, value=value))
+            changed = True
+        else:
+            changed |= _set(attr, value=value)
+    for key, attr in current.items():
+        # NOTE(inventory): keys operators added are theirs to delete.
+        if key not in wanted and attribute_obj.driver_managed(key):
+            row.attributes.remove(attr)
+            changed = True
+    return changed
+
+
+def _sync_handles(row, reported, cpid):
+    changed = False
+    current = {h.attach_info: h for h in row.attach_handles}
+    wanted = {_json(h.attach_info): h for h in reported}
+    for info, handle in wanted.items():
+        existing = current.get(info)
+        if existing is None:
+            row.attach_handles.append(_new_handle(handle, cpid))
+            changed = True
+        else:
+            changed |= _set(existing, attach_type=handle.attach_type)
+    for info, existing in current.items():
+        if info not in wanted and not existing.in_use:
+            row.attach_handles.remove(existing)
+            changed = True
+    return changed
+
+
+def _in_use(deployable):
+    return any(h.in_use for h in deployable.attach_handles)
