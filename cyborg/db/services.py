@@ -3,6 +3,7 @@
 import datetime
 import json
 
+from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
@@ -16,7 +17,12 @@ def _now():
 
 
 def _upsert(context, host, binary, values):
-    """UPDATE the row of (host, binary), or INSERT it the first time."""
+    """UPDATE the row of (host, binary), or INSERT it the first time.
+
+    Two first records of one service at once make one INSERT fail on the
+    unique key; ``_first_record_race`` runs that transaction again, and
+    then it finds the row to update.
+    """
     now = _now()
     values = dict(values, last_seen_up=now, updated_at=now,
                   report_count=models.Service.report_count + 1)
@@ -28,20 +34,18 @@ def _upsert(context, host, binary, values):
         return
     insert = {k: v for k, v in values.items()
               if k not in ('report_count', 'updated_at')}
-    try:
-        with context.session.begin_nested():
-            context.session.add(models.Service(
-                host=host, binary=binary, report_count=1, **insert))
-    except db_exc.DBDuplicateEntry:
-        # NOTE(services): a concurrent first record of the same service won
-        # the insert; ours is the update it would have been.
-        context.session.execute(
-            sa.update(models.Service)
-            .where(models.Service.host == host,
-                   models.Service.binary == binary)
-            .values(**values))
+    context.session.execute(sa.insert(models.Service), [dict(
+        insert, host=host, binary=binary, report_count=1)])
 
 
+# NOTE(services): not a savepoint around the INSERT: MariaDB ends the whole
+# transaction on some errors, and rolling back to the savepoint then fails.
+_first_record_race = oslo_db_api.wrap_db_retry(
+    max_retries=3, retry_interval=0.01,
+    exception_checker=lambda exc: isinstance(exc, db_exc.DBDuplicateEntry))
+
+
+@_first_record_race
 @main.writer
 def heartbeat(context, host, binary, topic=None, version=None):
     """Record that a service is alive: one UPDATE (an INSERT the first time
@@ -195,6 +199,7 @@ def list(context, binary=None):  # noqa: A001 - mirrors the object API
     return context.session.scalars(stmt).all()
 
 
+@_first_record_race
 @main.writer
 def record_drivers(context, host, binary, drivers, available_drivers):
     """Record an agent's drivers after an operator changed them."""
