@@ -63,12 +63,16 @@ def next_link(resource, items, paging):
 
     A full page may be followed by an empty one; clients stop at the
     first page without a next link.
+
+    :param items: the page's objects, or their views (dicts).
     """
     limit = paging.get('limit')
     if not limit or len(items) < limit:
         return None
+    last = items[-1]
     query = [(k, v) for k, v in pecan.request.params.items()
              if k != 'marker']
-    query.append(('marker', items[-1].uuid))
+    query.append(('marker', last['uuid'] if isinstance(last, dict)
+                  else last.uuid))
     return '%s/%s/%s?%s' % (link.public_url(), link.API_VERSION, resource,
                             urllib.parse.urlencode(query))

@@ -1,6 +1,7 @@
 """Conductor RPC endpoints: object indirection, agent reports, liveness."""
 
 from concurrent import futures
+import re
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -16,6 +17,8 @@ from cyborg.conductor import accelerators
 from cyborg.conductor import attachments
 from cyborg.conductor import attributes
 from cyborg.conductor import binding
+from cyborg.conductor import cache
+from cyborg.conductor import coalesce
 from cyborg.conductor import driver_admin
 from cyborg.conductor import hostwork
 from cyborg.conductor import inventory
@@ -37,19 +40,27 @@ BINARY = 'cyborg-conductor'
 def bind_objects_to_database():
     """Make remotable object methods in this process run on the database."""
     objects_base.CyborgObject.dbapi = dbapi
+    objects_base.CyborgObject.listings = cache.LISTS
     objects_base.CyborgObject.indirection_api = None
 
 
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.6')
+    target = messaging.Target(version='1.7')
 
     def __init__(self, host):
         self.host = host
         self._agent_api = None
         self.nova = nova_client.NovaClient()
         bind_objects_to_database()
+        self.reports = coalesce.Coalescer(
+            'reports', self._apply_reports, CONF.conductor.report_batch_size,
+            CONF.conductor.report_batch_delay)
+        self.heartbeats = coalesce.Coalescer(
+            'heartbeats', self._record_heartbeats,
+            CONF.conductor.heartbeat_batch_size,
+            CONF.conductor.heartbeat_batch_delay)
 
     @property
     def agent_api(self):
@@ -72,6 +83,12 @@ class ConductorManager:
         self._heartbeat()
         self._recover_binds(context)
         accelerators.recover(context, CONF.conductor.agent_rpc_timeout * 2)
+
+    def del_host(self):
+        # NOTE(conductor): the RPC server has stopped, so nothing new is
+        # queued; what is queued is applied before the workers end.
+        self.reports.stop()
+        self.heartbeats.stop()
 
     def _recover_binds(self, context):
         # NOTE(conductor): a conductor that died mid-bind left these; no
@@ -137,24 +154,30 @@ class ConductorManager:
     def report_data(self, context, host, report):
         """A whole inventory: the database is made to match it."""
         parsed = driver_report.HostReport.from_primitive(report)
-        if parsed.host != host:
-            raise exception.Invalid(
-                reason='report of host %s sent as %s' % (parsed.host, host))
-        return inventory.apply_report(
-            context, parsed, failed_drivers=report.get('failed_drivers', ()),
-            generation=report.get('generation'), details=_details(report),
-            held=report.get('held', ()))
+        _check_host(host, parsed.host)
+        return self.reports.submit(inventory.Report(
+            host=host, devices=parsed.devices,
+            generation=report.get('generation'),
+            failed_drivers=tuple(report.get('failed_drivers', ())),
+            details=_details(report), held=tuple(report.get('held', ()))))
 
     @messaging.expected_exceptions(exception.CyborgException)
     def report_delta(self, context, host, delta):
         """What changed since the generation the agent last had applied."""
+        _check_host(host)
         changed = driver_report.HostReport.from_primitive(
             {'host': host, 'devices': delta.get('changed', [])}).devices
-        return inventory.apply_delta(
-            context, host, changed, delta.get('removed', []),
+        return self.reports.submit(inventory.Report(
+            host=host, devices=changed,
+            removed=list(delta.get('removed', [])),
+            generation=delta['generation'],
             base_generation=delta['base_generation'],
-            generation=delta['generation'], details=_details(delta),
-            held=delta.get('held', ()))
+            details=_details(delta), held=tuple(delta.get('held', ()))))
+
+    @staticmethod
+    def _apply_reports(reports):
+        return inventory.apply_reports(cyborg_context.get_admin_context(),
+                                       reports)
 
     def device_states(self, context, host):
         """The status of each device of a host, for its Placement heal."""
@@ -164,10 +187,35 @@ class ConductorManager:
         dbapi.services.heartbeat(context, host, binary, version=version)
 
     def agent_heartbeat(self, context, host, generation):
-        """An unchanged agent; returns whether its generation is ours."""
-        return dbapi.services.agent_heartbeat(context, host,
-                                              inventory.AGENT_BINARY,
-                                              generation)
+        """An unchanged agent; returns whether its generation is ours.
+
+        Heartbeats that arrive close together are recorded in one UPDATE.
+        """
+        try:
+            _check_host(host)
+        except exception.Invalid:
+            return False
+        return self.heartbeats.submit((host, generation))
+
+    @staticmethod
+    def _record_heartbeats(beats):
+        generations = {}
+        for host, generation in beats:
+            # NOTE(conductor): two heartbeats of one host in one batch
+            # (a resend): the later generation is the agent's now.
+            generations[host] = generation
+        found = dbapi.services.agent_heartbeats(
+            cyborg_context.get_admin_context(), inventory.AGENT_BINARY,
+            generations)
+        answers = []
+        for host, generation in beats:
+            current = found[host] and generations[host] == generation
+            if not current:
+                LOG.info('Host %s sent a heartbeat for generation %s, which '
+                         'is not the one recorded; it must send its whole '
+                         'inventory', host, generation)
+            answers.append(current)
+        return answers
 
     @messaging.expected_exceptions(exception.CyborgException)
     def activate_device(self, context, uuid):
@@ -282,6 +330,12 @@ class ConductorManager:
         hostwork.program(context, uuid, image_id, self.agent_api)
         return deployable_obj.Deployable.get(context, uuid)
 
+
+    # --- Cached lists (1.7) -----------------------------------------------
+
+    def invalidate_lists(self, context, origin):
+        """Another conductor wrote to the listed tables (fanout)."""
+        cache.LISTS.invalidate(origin)
 
     # --- /v1 accelerators (1.6) -------------------------------------------
 
@@ -398,6 +452,24 @@ class ConductorManager:
         entry.update(driver_admin.changes(
             before, driver_admin.snapshot(context, host)))
         return entry
+
+
+#: What a host name may be: what Nova and Placement accept, without
+#: whitespace or control characters.
+_HOST = re.compile(r'^[^\s\x00-\x1f\x7f/]{1,255}$')
+
+
+def _check_host(host, named=None):
+    """Turn away a report from a host whose name is not one, or that names
+    another host than the one it is sent as."""
+    if not isinstance(host, str) or not _HOST.match(host):
+        LOG.warning('Ignoring a report from an invalid host name %r', host)
+        raise exception.Invalid(reason='invalid host name %r' % (host,))
+    if named is not None and named != host:
+        LOG.warning('Ignoring a report of host %s sent as host %s', named,
+                    host)
+        raise exception.Invalid(
+            reason='report of host %s sent as %s' % (named, host))
 
 
 def _details(report):

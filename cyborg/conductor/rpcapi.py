@@ -273,7 +273,8 @@ class ConductorAPI:
         """Tell every conductor that the lists it caches may be stale.
 
         :param origin: the sender's ``cache.LISTS.origin``; the sender
-            itself knew already.
+            itself knew already. Sent once: a message that cannot go is
+            lost, and the receivers' fingerprint checks stand in for it.
         """
-        cctxt = self.client.prepare(fanout=True, version='1.7')
+        cctxt = self.client.prepare(fanout=True, version='1.7', retry=0)
         cctxt.cast(context, 'invalidate_lists', origin=origin)

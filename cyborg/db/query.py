@@ -49,6 +49,15 @@ class Resource:
         query = context.session.query(self.model)
         for rel in self.eager:
             query = query.options(sa.orm.selectinload(rel))
+        return self.paged(context, query, filters=filters, limit=limit,
+                          marker=marker, sort_key=sort_key,
+                          sort_dir=sort_dir).all()
+
+    def paged(self, context, query, filters=None, limit=None, marker=None,
+              sort_key='id', sort_dir='asc'):
+        """``query`` (of the model or of some of its columns) narrowed by
+        equality filters, sorted and cut to one page as ``list`` is; inside
+        a reader."""
         for column, value in (filters or {}).items():
             attr = getattr(self.model, column)
             if isinstance(value, (list, tuple, set, frozenset)):
@@ -63,10 +72,9 @@ class Resource:
                 raise exception.InvalidParameterValue(
                     err='Marker %s was not found.' % marker)
         sort_keys = [sort_key] if sort_key == 'id' else [sort_key, 'id']
-        query = db_utils.paginate_query(
+        return db_utils.paginate_query(
             query, self.model, limit, sort_keys, marker=marker_row,
             sort_dir=sort_dir)
-        return query.all()
 
     @main.writer
     def create(self, context, values):

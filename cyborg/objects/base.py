@@ -3,7 +3,8 @@
 A remotable method runs in the conductor: in the API and agent processes
 ``indirection_api`` is the conductor RPC client, so the call travels there;
 in the conductor, ``dbapi`` is the query namespace of ``cyborg.db.api``,
-which only the conductor sets (objects never import ``cyborg.db``).
+which only the conductor sets (objects never import ``cyborg.db``), and
+``listings`` its cache of the device and deployable lists.
 """
 
 import json
@@ -36,6 +37,7 @@ class CyborgObject(ovo_base.VersionedObject):
     OBJ_PROJECT_NAMESPACE = 'cyborg'
 
     dbapi = _NoDatabase()
+    listings = _NoDatabase()
 
     def cyborg_obj_get_changes(self):
         return self.obj_get_changes()

@@ -11,7 +11,8 @@ class Deployable(base.CrudMixin, base.CyborgObject,
                  base.CyborgPersistentObject,
                  ovo_base.VersionedObjectDictCompat):
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: list_view
+    VERSION = '1.1'
 
     _resource = 'deployables'
 
@@ -43,6 +44,16 @@ class Deployable(base.CrudMixin, base.CyborgObject,
                                for attr in db_row.attributes]
         obj.obj_reset_changes(['attributes_list'])
         return obj
+
+    @ovo_base.remotable_classmethod
+    def list_view(cls, context, filters=None, limit=None, marker=None,
+                  sort_key='id', sort_dir='asc'):
+        """What ``list`` selects, as ``{'fields': [names], 'rows': JSON
+        text of one list of values per deployable}``: no object is built,
+        sent or read back for each of thousands of rows."""
+        return cls.listings.deployables(
+            context, filters=filters, limit=limit, marker=marker,
+            sort_key=sort_key, sort_dir=sort_dir)
 
     def obj_get_changes(self):
         changes = super().obj_get_changes()

@@ -2,6 +2,7 @@
 
 import datetime
 
+import wsme.api
 import wsme.types as wtypes
 
 from cyborg import exception
@@ -44,6 +45,31 @@ class APIBase(wtypes.Base):
         for name, value in extra.items():
             setattr(api, name, value)
         return api
+
+
+def timestamp_text(value):
+    """``timestamp`` of a time the conductor sent as ISO 8601 text (UTC,
+    whole seconds), as WSME renders it."""
+    return None if value is None else value + '+00:00'
+
+
+class _Rendered(wtypes.UserType):
+    """A body the handler made JSON-ready itself; WSME renders it as it
+    is instead of walking a typed object per item."""
+
+    basetype = wtypes.text
+    name = 'rendered'
+
+    def tobasetype(self, value):
+        return value
+
+
+_RENDERED = _Rendered()
+
+
+def rendered(body):
+    """What a WSME handler returns for a ``body`` it built (status 200)."""
+    return wsme.api.Response(body, status_code=200, return_type=_RENDERED)
 
 
 class LegacyFilter(wtypes.Base):

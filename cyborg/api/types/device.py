@@ -1,5 +1,7 @@
 """The Device resource as the API shows it."""
 
+import json
+
 import wsme.types as wtypes
 
 from cyborg.api.types import base
@@ -48,6 +50,31 @@ class Device(base.APIBase):
             extra['status_reason'] = obj.status_reason
             extra['services'] = list(obj.services)
         return super().from_object(obj, **extra)
+
+
+def list_body(view, with_status=False, with_lifecycle=False):
+    """The body ``DeviceCollection`` renders (the flags are those of
+    ``Device.from_object``), built from the rows of ``Device.list_view``
+    without a WSME object per device."""
+    hidden = set()
+    if not with_status:
+        hidden.add('status')
+    if not with_lifecycle:
+        hidden.update(('status_reason', 'services'))
+    shown = [name for name in Device._wsme_attr_order[:-1]
+             if name not in hidden]
+    columns = [view['fields'].index(name) for name in shown]
+    url = link.public_url()
+    items = []
+    for row in json.loads(view['rows']):
+        item = {name: row[column]
+                for name, column in zip(shown, columns, strict=True)}
+        item['created_at'] = base.timestamp_text(item['created_at'])
+        item['updated_at'] = base.timestamp_text(item['updated_at'])
+        item['links'] = link.links_json(url, RESOURCE, item['uuid'],
+                                        bookmark=False)
+        items.append(item)
+    return {'devices': items}
 
 
 class DeviceCollection(wtypes.Base):

@@ -38,10 +38,19 @@ def make_link(rel, href):
 def resource_links(resource, uuid, bookmark=True, request=None):
     """``self`` (versioned) and optionally ``bookmark`` links of a resource.
     """
-    base = public_url(request)
-    links = [make_link('self', '%s/%s/%s/%s' % (base, API_VERSION, resource,
-                                                uuid))]
+    return [make_link(shown['rel'], shown['href']) for shown in
+            links_json(public_url(request), resource, uuid, bookmark)]
+
+
+def links_json(base, resource, uuid, bookmark=True):
+    """The links of ``resource_links`` as JSON-ready dicts, for lists that
+    render thousands of items without building WSME objects.
+
+    :param base: ``public_url()`` of the request.
+    """
+    links = [{'href': '%s/%s/%s/%s' % (base, API_VERSION, resource, uuid),
+              'rel': 'self'}]
     if bookmark:
-        links.append(make_link('bookmark', '%s/%s/%s' % (base, resource,
-                                                         uuid)))
+        links.append({'href': '%s/%s/%s' % (base, resource, uuid),
+                      'rel': 'bookmark'})
     return links

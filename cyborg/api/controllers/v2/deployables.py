@@ -100,10 +100,13 @@ class DeployablesController(rest.RestController):
             query['filters'] = _resolve(context, by_uuid)
             if query['filters'] is None:
                 return deployable_types.DeployableCollection(deployables=[])
-        deployables = deployable_obj.Deployable.list(context, **query)
-        return deployable_types.DeployableCollection.from_objects(
-            deployables,
-            next_link=paging.next_link('deployables', deployables, query))
+        view = deployable_obj.Deployable.list_view(context, **query)
+        body = deployable_types.list_body(view)
+        next_link = paging.next_link('deployables', body['deployables'],
+                                     query)
+        if next_link:
+            body['next'] = next_link
+        return types_base.rendered(body)
 
     @expose.expose(deployable_types.Deployable, wtypes.text)
     def get_one(self, uuid):

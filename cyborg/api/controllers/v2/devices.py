@@ -58,10 +58,13 @@ class DevicesController(rest.RestController):
         context = pecan.request.context
         policy.authorize('cyborg:device:get_all', None, context)
         pages = paging.parse(_SORT_KEYS)
-        devices = device_obj.Device.list(context, filters=query, **pages)
-        return device_types.DeviceCollection.from_objects(
-            devices, next_link=paging.next_link('devices', devices, pages),
-            **view)
+        listed = device_obj.Device.list_view(context, filters=query,
+                                             **pages)
+        body = device_types.list_body(listed, **view)
+        next_link = paging.next_link('devices', body['devices'], pages)
+        if next_link:
+            body['next'] = next_link
+        return types_base.rendered(body)
 
     @expose.expose(device_types.Device, wtypes.text)
     def get_one(self, uuid):

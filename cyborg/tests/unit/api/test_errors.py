@@ -67,7 +67,7 @@ def test_unexpected_error_is_500_without_details(api, make_device,
     def broken(cls, context, **kwargs):
         raise RuntimeError('secret internal detail')
 
-    monkeypatch.setattr(device_obj.Device, 'list', classmethod(broken))
+    monkeypatch.setattr(device_obj.Device, 'list_view', classmethod(broken))
     response = api.get('/v2/devices', headers=ADMIN, expect_errors=True)
     assert response.status_int == 500
     body = fault(response)
@@ -83,7 +83,7 @@ def test_503_keeps_its_message(api, monkeypatch):
     def down(cls, context, **kwargs):
         raise exception.DatabaseUnavailable(reason='no route to host')
 
-    monkeypatch.setattr(device_obj.Device, 'list', classmethod(down))
+    monkeypatch.setattr(device_obj.Device, 'list_view', classmethod(down))
     response = api.get('/v2/devices', headers=ADMIN, expect_errors=True)
     assert response.status_int == 503
     assert fault(response)['faultcode'] == 'Server'
@@ -94,7 +94,7 @@ def test_conductor_timeout_is_503(api, monkeypatch):
     def silent(cls, context, **kwargs):
         raise messaging.MessagingTimeout('no reply on topic cyborg-cond')
 
-    monkeypatch.setattr(device_obj.Device, 'list', classmethod(silent))
+    monkeypatch.setattr(device_obj.Device, 'list_view', classmethod(silent))
     response = api.get('/v2/devices', headers=ADMIN, expect_errors=True)
     assert response.status_int == 503
     assert 'conductor' in fault(response)['faultstring']

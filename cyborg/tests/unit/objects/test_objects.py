@@ -13,8 +13,8 @@ EXPECTED = {
     'AttachHandle': '1.0-7403546dab7be1c9a01d6575184878ac',
     'Attribute': '1.0-dcddda2b95da6859965dbd1873716452',
     'ControlpathID': '1.0-d5cdb740fce9af883183a357b7053e4b',
-    'Deployable': '1.0-64e24b18c5557ba5dd83fbbc3f0751a0',
-    'Device': '1.1-4f2937219ba6ece7672493e587a67fd8',
+    'Deployable': '1.1-13f200aee1b6b89e7a1a6eaf6a44dfd3',
+    'Device': '1.2-0406c35fe70352aabc7ab75d0cbbf76b',
     'DeviceProfile': '1.0-7b4ba29bf19a32e5612a8c4f03f2ec54',
     'Service': '1.1-20439694b01f4a9a029c43d4d265246e',
 }
