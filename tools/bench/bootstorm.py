@@ -45,7 +45,8 @@ log, a host that never converged).
 Usage: python tools/bench/bootstorm.py [--hosts 10,100,300,1000]
 [--devices 8] [--concurrency 64] [--conductors 1] [--requests 50]
 [--kill-conductor-after SECONDS] [--round-timeout 1800]
-[--plot PATH.png] [--json PATH] [--logs DIR] [--keep-going] [--verbose]
+[--plot PATH.png] [--json PATH] [--logs DIR] [--no-placement]
+[--keep-going] [--verbose]
 """
 
 import argparse
@@ -176,7 +177,8 @@ def _run_rounds(stack, hosts, args, result, failures):
     CONF.set_override('transport_url', stack.transport_url)
     rpc.init(CONF)
     start = time.monotonic()
-    agents = [_rounds.Agent(host, stack.placement.url) for host in hosts]
+    url = None if args.no_placement else stack.placement.url
+    agents = [_rounds.Agent(host, url) for host in hosts]
     print('  %d agents built in %.1f s' % (len(agents),
                                           time.monotonic() - start),
           flush=True)
@@ -349,6 +351,10 @@ def parse_args():
     parser.add_argument('--logs', metavar='DIR',
                         help='copy the processes\' and agents\' logs to '
                              'DIR/<hosts>/')
+    parser.add_argument('--no-placement', action='store_true',
+                        help='agents that do not use Placement: what '
+                             'Cyborg alone costs (the converge time is '
+                             'then until every row is in the database)')
     parser.add_argument('--keep-going', action='store_true',
                         help='go on with the next number of hosts after a '
                              'correctness failure')
