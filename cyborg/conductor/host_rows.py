@@ -34,16 +34,17 @@ def key_of(reported):
                       _json(reported.controlpath.cpid_info))
 
 
-def with_children(stmt):
-    """``stmt`` on devices, loading what a host's inventory compares."""
-    return stmt.options(
-        orm.selectinload(models.Device.controlpath_ids),
-        orm.selectinload(models.Device.deployables)
-        .selectinload(models.Deployable.attributes),
-        orm.selectinload(models.Device.deployables)
-        .selectinload(models.Deployable.attach_handles),
-        orm.selectinload(models.Device.deployables)
-        .selectinload(models.Deployable.accelerator))
+def with_children(stmt, handles=True):
+    """``stmt`` on devices, loading what a host's inventory compares (what
+    its state shows, without ``handles``)."""
+    deployables = orm.selectinload(models.Device.deployables)
+    loads = [orm.selectinload(models.Device.controlpath_ids),
+             deployables.selectinload(models.Deployable.attributes),
+             deployables.selectinload(models.Deployable.accelerator)]
+    if handles:
+        loads.append(deployables.selectinload(
+            models.Deployable.attach_handles))
+    return stmt.options(*loads)
 
 
 def load_hosts(session, hosts):

@@ -5,7 +5,6 @@ import dataclasses
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from cyborg import exception
 from cyborg.conductor import host_rows
@@ -294,11 +293,7 @@ def state_of(context, uuid):
 
 
 def _with_states(stmt):
-    return stmt.options(orm.selectinload(models.Device.controlpath_ids),
-                        orm.selectinload(models.Device.deployables)
-                        .selectinload(models.Deployable.attributes),
-                        orm.selectinload(models.Device.deployables)
-                        .selectinload(models.Deployable.accelerator))
+    return host_rows.with_children(stmt, handles=False)
 
 
 def device_state(device):

@@ -119,11 +119,6 @@ def agent_heartbeats(context, binary, generations):
             for host, generation in generations.items()}
 
 
-def agent_heartbeat(context, host, binary, generation):
-    """Liveness of one agent whose inventory did not change."""
-    return agent_heartbeats(context, binary, {host: generation})[host]
-
-
 _JSON_VALUES = ('drivers', 'available_drivers')
 
 

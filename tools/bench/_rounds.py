@@ -8,15 +8,15 @@ once each, as the fake driver reports them.
 """
 
 import collections
-import math
 import os
 import queue
-import re
 import threading
 import time
 
 import _stack
+from api_v2 import pct
 from oslo_config import cfg
+from placement_sync import RecordingAdapter
 import requests
 
 from cyborg import embedded_placement
@@ -32,31 +32,6 @@ HANDLES = 4
 VERIFY_TIMEOUT = 60
 CONDUCTOR_CALLS = ('report_data', 'report_delta', 'agent_heartbeat',
                    'device_states')
-_UUID = re.compile(r'/[0-9a-f]{8}-[0-9a-f-]{27}')
-_NAME = re.compile(r'/(traits|resource_classes)/[A-Z0-9_]+')
-
-
-def pct(values, percent):
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(percent / 100 * len(ordered)) - 1)]
-
-
-class RecordingAdapter:
-    """Passes requests to a keystoneauth1 adapter, noting each one's kind.
-    """
-
-    def __init__(self, adapter):
-        self.adapter = adapter
-        self.kinds = collections.Counter()
-
-    def request(self, url, method, **kwargs):
-        path, _sep, query = url.partition('?')
-        path = _NAME.sub(r'/\1/{name}', _UUID.sub('/{uuid}', path))
-        if query:
-            path += '?' + query.partition('=')[0]
-        self.kinds[method + ' ' + path] += 1
-        return self.adapter.request(url, method, **kwargs)
 
 
 class RoundStats:

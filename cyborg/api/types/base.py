@@ -1,11 +1,13 @@
 """The base of the API types, and the query-string shapes lists share."""
 
 import datetime
+import json
 
 import wsme.api
 import wsme.types as wtypes
 
 from cyborg import exception
+from cyborg.api.types import link
 
 
 def timestamp(value):
@@ -51,6 +53,22 @@ def timestamp_text(value):
     """``timestamp`` of a time the conductor sent as ISO 8601 text (UTC,
     whole seconds), as WSME renders it."""
     return None if value is None else value + '+00:00'
+
+
+def view_items(view, shown, resource, bookmark=True):
+    """JSON-ready items of a conductor's list view (``fields`` and JSON
+    ``rows``): the ``shown`` fields, timestamps as WSME renders them and
+    the links of each item."""
+    columns = [view['fields'].index(name) for name in shown]
+    url = link.public_url()
+    for row in json.loads(view['rows']):
+        item = {name: row[column]
+                for name, column in zip(shown, columns, strict=True)}
+        item['created_at'] = timestamp_text(item['created_at'])
+        item['updated_at'] = timestamp_text(item['updated_at'])
+        item['links'] = link.links_json(url, resource, item['uuid'],
+                                        bookmark=bookmark)
+        yield item
 
 
 class _Rendered(wtypes.UserType):

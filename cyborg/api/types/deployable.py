@@ -48,17 +48,10 @@ class Deployable(base.APIBase):
 def list_body(view):
     """The body ``DeployableCollection`` renders, built from the rows of
     ``Deployable.list_view`` without a WSME object per deployable."""
-    shown = Deployable._wsme_attr_order[:-1]
-    columns = [view['fields'].index(name) for name in shown]
-    url = link.public_url()
     items = []
-    for row in json.loads(view['rows']):
-        item = {name: row[column]
-                for name, column in zip(shown, columns, strict=True)}
+    for item in base.view_items(view, Deployable._wsme_attr_order[:-1],
+                                RESOURCE):
         item['attributes_list'] = json.dumps(item['attributes_list'])
-        item['created_at'] = base.timestamp_text(item['created_at'])
-        item['updated_at'] = base.timestamp_text(item['updated_at'])
-        item['links'] = link.links_json(url, RESOURCE, item['uuid'])
         items.append(item)
     return {'deployables': items}
 

@@ -1,6 +1,5 @@
 """The Device resource as the API shows it."""
 
-import json
 
 import wsme.types as wtypes
 
@@ -63,17 +62,7 @@ def list_body(view, with_status=False, with_lifecycle=False):
         hidden.update(('status_reason', 'services'))
     shown = [name for name in Device._wsme_attr_order[:-1]
              if name not in hidden]
-    columns = [view['fields'].index(name) for name in shown]
-    url = link.public_url()
-    items = []
-    for row in json.loads(view['rows']):
-        item = {name: row[column]
-                for name, column in zip(shown, columns, strict=True)}
-        item['created_at'] = base.timestamp_text(item['created_at'])
-        item['updated_at'] = base.timestamp_text(item['updated_at'])
-        item['links'] = link.links_json(url, RESOURCE, item['uuid'],
-                                        bookmark=False)
-        items.append(item)
+    items = list(base.view_items(view, shown, RESOURCE, bookmark=False))
     return {'devices': items}
 
 
