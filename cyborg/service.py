@@ -123,16 +123,28 @@ def _guarded(task):
     return run
 
 
+#: Connections the kernel queues for a WSGI server before it refuses
+#: more. NOTE(service): cheroot's default of 5 refuses connections as soon
+#: as a few dozen clients connect at once (every agent of a booting rack).
+LISTEN_BACKLOG = 128
+
+
 class WSGIService(service.Service):
-    """Serves a WSGI application with cheroot's thread-pool HTTP server."""
+    """Serves a WSGI application with cheroot's thread-pool HTTP server.
+
+    :param reuse_port: share the port with other processes that set it too
+        (SO_REUSEPORT); the kernel spreads connections between them.
+    """
 
     def __init__(self, name, app, host, port, threads,
-                 option='[api] host_ip/port'):
+                 option='[api] host_ip/port', reuse_port=False):
         super().__init__()
         self.name = name
         self.option = option
         self.server = wsgi.Server((host, port), app, numthreads=threads,
-                                  server_name=name)
+                                  server_name=name,
+                                  request_queue_size=LISTEN_BACKLOG,
+                                  reuse_port=reuse_port)
         self._thread = None
 
     @property

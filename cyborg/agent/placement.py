@@ -401,11 +401,13 @@ class ProviderTree:
             # NOTE(placement): settled until the next heal looks again, so
             # a host with a lost device still costs nothing per report.
             return
-        used = self.client.get_usages(uuid)
-        if not any(used.values()) and self._delete(uuid):
+        # NOTE(placement): Placement refuses to delete a provider that has
+        # allocations, so the usages are read only when it does.
+        if self._delete(uuid):
             LOG.info('Deleted resource provider %s (%s)', record.get('name'),
                      uuid)
             return
+        used = self.client.get_usages(uuid)
         want = _fully_reserved(record['inventories'], used)
         if want != record['inventories']:
             self._write_inventories(uuid, want)

@@ -23,15 +23,21 @@ EVENTS_PATH = '/v2.1/os-server-external-events'
 class PlacementProcess(processes.Process):
     """``python -m cyborg.tests.placement`` with a compute node's root.
 
-    It keeps its port when stopped and started again.
+    It keeps its port when stopped and started again. Several processes
+    given the same ``port`` with ``reuse_port`` serve it together, as the
+    worker processes of a production Placement do.
     """
 
-    def __init__(self, connection, compute_node, log_dir):
-        port = processes.free_port()
+    def __init__(self, connection, compute_node, log_dir, port=None,
+                 reuse_port=False, name='placement'):
+        port = port or processes.free_port()
         self.url = 'http://127.0.0.1:%d' % port
-        super().__init__('placement', None, log_dir, command=[
-            sys.executable, '-m', 'cyborg.tests.placement', '--connection',
-            connection, '--port', str(port), '--compute-node', compute_node])
+        command = [sys.executable, '-m', 'cyborg.tests.placement',
+                   '--connection', connection, '--port', str(port),
+                   '--compute-node', compute_node]
+        if reuse_port:
+            command.append('--reuse-port')
+        super().__init__(name, None, log_dir, command=command)
 
     def wait_listening(self):
         def listening():

@@ -43,11 +43,12 @@ class FaultInjector:
 class PlacementServer:
     """Placement on a free port of 127.0.0.1, with helpers to inspect it."""
 
-    def __init__(self, connection, port=0):
+    def __init__(self, connection, port=0, reuse_port=False):
         self.faults = FaultInjector(
             embedded_placement.placement_app(connection))
         self.service = service.WSGIService('placement', self.faults,
-                                           '127.0.0.1', port, 8)
+                                           '127.0.0.1', port, 8,
+                                           reuse_port=reuse_port)
 
     def start(self):
         self.service.start()
@@ -156,9 +157,14 @@ def main(argv=None):
     parser.add_argument('--connection', required=True)
     parser.add_argument('--port', type=int, required=True)
     parser.add_argument('--compute-node', action='append', default=[])
+    parser.add_argument('--reuse-port', action='store_true',
+                        help='share the port with other Placement processes '
+                             'on the same database, as a WSGI server\'s '
+                             'worker processes do')
     args = parser.parse_args(argv)
     try:
-        server = PlacementServer(args.connection, args.port).start()
+        server = PlacementServer(args.connection, args.port,
+                                 args.reuse_port).start()
     except exception.ConfigError as exc:
         service.fail(exc)
     for name in args.compute_node:

@@ -2,7 +2,8 @@
 
 ``Stack`` starts, for one run: a MariaDB database for Cyborg (schema by
 ``cyborg-dbsync upgrade``), a PostgreSQL database for Placement, a RabbitMQ
-vhost, Placement as a process, ``K`` cyborg-conductor processes and one
+vhost, Placement as one or more processes sharing one port, ``K``
+cyborg-conductor processes and one
 cyborg-api process (noauth). Everything is stopped, dropped and deleted
 when the ``with`` block ends, however it ends.
 """
@@ -286,12 +287,14 @@ class Stack:
 
     :param hosts: compute node names whose root providers are created in
         Placement, as Nova's compute service would.
+    :param placement_workers: Placement processes serving one port.
     """
 
-    def __init__(self, workdir, hosts, conductors, log):
+    def __init__(self, workdir, hosts, conductors, log, placement_workers=1):
         self.workdir = workdir
         self.hosts = hosts
         self.conductor_count = conductors
+        self.placement_workers = placement_workers
         self.log = log
         self.conductors = []
         self.procs = []
@@ -314,8 +317,9 @@ class Stack:
         self.placement_db = enter(backends.temp_database('postgresql'))
         self.transport_url = enter(backends.temp_rabbit_vhost())
         self.placement = deployments.PlacementProcess(
-            self.placement_db, self.hosts[0], self.workdir)
-        self._add(self.placement)
+            self.placement_db, self.hosts[0], self.workdir,
+            reuse_port=self.placement_workers > 1)
+        self.placements = [self._add(self.placement)]
         self.sql = SqlCounter(self.db_url)
         self._exit.callback(self.sql.close)
         self.placement_probe = PlacementProbe(self.placement_db)
@@ -335,6 +339,15 @@ class Stack:
         self.api = self._add(processes.Process('cyborg-api', conf['api'],
                                                self.workdir))
         self.placement.wait_listening()
+        # NOTE(bench): the first worker created the schema; the others
+        # start on it, sharing its port as a WSGI server's workers do.
+        port = int(self.placement.url.rsplit(':', 1)[1])
+        for index in range(2, self.placement_workers + 1):
+            self.placements.append(self._add(deployments.PlacementProcess(
+                self.placement_db, self.hosts[0], self.workdir, port=port,
+                reuse_port=True, name='placement-%d' % index)))
+        for proc in self.placements[1:]:
+            proc.wait_listening()
         self._create_compute_nodes()
         for proc in self.conductors:
             self.wait_conductor(proc)
@@ -346,7 +359,7 @@ class Stack:
         self._exit.callback(rpc.cleanup)
         self.cpu = CpuMeter({
             'conductors': lambda: [p.proc.pid for p in self.conductors],
-            'Placement': [self.placement.proc.pid],
+            'Placement': lambda: [p.proc.pid for p in self.placements],
             'API': [self.api.proc.pid],
             'agents (bench)': [os.getpid()],
             'MariaDB': pids_named('mariadbd', 'mysqld'),

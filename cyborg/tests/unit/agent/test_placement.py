@@ -286,6 +286,23 @@ def test_unplugged_device_without_allocations_goes_away(
     assert len(dbapi.devices.list(ctx)) == 1
 
 
+def test_vanished_provider_costs_one_read_and_one_delete(
+        placement, override, tmp_path):
+    override('device_count', 2, group='fake_driver')
+    tree = _tree(placement, tmp_path, 'node1')
+    tree.sync(_discover('node1', ['fake_driver']))
+    gone = {key for key, device in tree.providers.items()
+            if device['name'] == 'node1_FakeDevice1'}
+    override('device_count', 1, group='fake_driver')
+    devices = _discover('node1', ['fake_driver'])
+    before = tree.client.calls
+    assert tree.held({tree.providers[u]['device'] for u in gone}) == set()
+    assert tree.sync(devices) == 0
+    # the usages read that held() needs, then the DELETE
+    assert tree.client.calls - before == 2
+    assert list(placement.subtree('node1')) == ['node1_FakeDevice']
+
+
 def test_unplugged_device_with_allocations_stays_lost_until_freed(
         stack, placement, override, ctx):
     override('device_count', 2, group='fake_driver')
