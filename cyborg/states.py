@@ -56,6 +56,10 @@ ARQ_TRANSITIONS = {
 # States in which Nova considers the binding settled.
 ARQ_RESOLVED = frozenset({ARQ_BOUND, ARQ_BIND_FAILED, ARQ_DELETING})
 
+# States a conductor moves an ARQ out of by itself once its work is done;
+# an ARQ that stays in one (cyborg-status reports it) was left behind.
+ARQ_TRANSITIONAL = frozenset({ARQ_BIND_STARTED, ARQ_DELETING})
+
 # --- Attach handle and control path types -----------------------------------
 ATTACH_HANDLE_TYPES = ('PCI', 'MDEV', 'TEST_PCI')
 #: Handles whose agent does host-side work at bind (creates the mdev) and

@@ -29,12 +29,17 @@ class ReportCache:
     unreachable the agent keeps discovering and, when it returns, sends
     the difference from what was last applied: nothing is lost and nothing
     is sent twice. The file survives agent restarts.
+
+    ``identity`` is what the agent said of itself in that report (its
+    ``version`` and ``rpc_version``), so that an upgraded agent knows that
+    the conductor has not recorded its new versions yet.
     """
 
     def __init__(self, path):
         self.path = path
         self.generation = None
         self.devices = {}
+        self.identity = None
         self._load()
 
     def _load(self):
@@ -48,6 +53,8 @@ class ReportCache:
             return
         self.generation = generation
         self.devices = devices
+        identity = data.get('identity')
+        self.identity = identity if isinstance(identity, dict) else None
 
     def diff(self, devices, keep_drivers=()):
         """What changed between the applied inventory and ``devices``.
@@ -67,16 +74,18 @@ class ReportCache:
                    if key not in current]
         return changed, removed, current
 
-    def applied(self, generation, current):
-        """Record that the conductor applied ``current`` at ``generation``.
-        """
+    def applied(self, generation, current, identity=None):
+        """Record that the conductor applied ``current`` at ``generation``
+        (and the agent's ``identity`` with it)."""
         self.generation = generation
         self.devices = current
+        self.identity = identity
         self._save()
 
     def _save(self):
         write_json(self.path, {'generation': self.generation,
-                               'devices': self.devices})
+                               'devices': self.devices,
+                               'identity': self.identity})
 
 
 def read_json(path, what):

@@ -76,8 +76,9 @@ class AgentManager:
         """Discover every device; bring the conductor and Placement up to date.
 
         An unchanged host sends a heartbeat; a changed one sends what
-        changed; the whole inventory goes only the first time or when the
-        conductor's generation is not the one this agent last had applied.
+        changed (nothing, but its new versions, after an upgrade); the whole
+        inventory goes only the first time or when the conductor's
+        generation is not the one this agent last had applied.
         Placement is then written with what changed (nothing when nothing
         did), or healed when ``[agent] placement_heal_interval`` is due.
 
@@ -115,7 +116,8 @@ class AgentManager:
         try:
             if self.cache.generation is None:
                 result = self._send_whole(context, current, failed, held)
-            elif not changed and not removed:
+            elif (not changed and not removed and
+                  self.cache.identity == self._identity()):
                 result = None
                 if not self.conductor.agent_heartbeat(
                         context, self.host, self.cache.generation,
@@ -126,6 +128,9 @@ class AgentManager:
                     result = self._send_whole(context, current, failed,
                                               held)
             else:
+                # NOTE(agent): also when nothing changed but this agent's
+                # versions did (it was upgraded): heartbeats do not carry
+                # them, and the upgrade checks read them.
                 result = self._send_delta(context, changed, removed,
                                           current, failed, held)
         except (messaging.MessagingTimeout,
@@ -203,9 +208,13 @@ class AgentManager:
         self.placement.set_statuses(*_recorded({'devices': devices}),
                                     replace=True)
 
+    def _identity(self):
+        """This agent's release and the RPC API version it serves."""
+        return {'version': version.version_string(),
+                'rpc_version': self.target.version}
+
     def _details(self, failed):
-        return dict(driver_ops.details(self.tracker),
-                    version=version.version_string(),
+        return dict(driver_ops.details(self.tracker), **self._identity(),
                     report_interval=CONF.agent.report_interval,
                     failed_drivers=list(failed))
 
@@ -228,7 +237,7 @@ class AgentManager:
             payload['generation'] = generation
             result = self.conductor.report_data(context, self.host, payload,
                                                 timeout=self._timeout())
-        self.cache.applied(generation, current)
+        self.cache.applied(generation, current, self._identity())
         LOG.info('Reported the whole inventory (%d devices), generation %d',
                  len(current), generation)
         return result
@@ -245,7 +254,7 @@ class AgentManager:
             LOG.info('The conductor is not at generation %d; sending the '
                      'whole inventory', self.cache.generation)
             return self._send_whole(context, current, failed, held)
-        self.cache.applied(generation, current)
+        self.cache.applied(generation, current, self._identity())
         LOG.info('Reported %d changed and %d removed devices, generation %d',
                  len(changed), len(removed), generation)
         return result

@@ -1,59 +1,228 @@
 """cyborg-status: upgrade readiness checks (oslo.upgradecheck)."""
 
+import os
 import sys
 
 from oslo_config import cfg
+from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import upgradecheck
+from oslo_utils import fileutils
+from oslo_utils import versionutils
 
 from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg import states
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import binding
+from cyborg.conductor import inventory
 from cyborg.conductor import manager
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 from cyborg.objects import service as service_obj
 
 CONF = cfg.CONF
 
+Code = upgradecheck.Code
+Result = upgradecheck.Result
+
+#: How many hosts or ARQs a result names; the others are only counted.
+LISTED = 10
+
+#: The RPC API version this release serves, per binary.
+RPC_VERSIONS = {
+    manager.BINARY: conductor_rpcapi.ConductorAPI.RPC_API_VERSION,
+    inventory.AGENT_BINARY: agent_rpcapi.AgentAPI.RPC_API_VERSION,
+}
+
+
+def _listed(items, total=None):
+    """The first ``LISTED`` of ``items``, then how many more there are (of
+    ``total``, when ``items`` holds only the first ones)."""
+    total = len(items) if total is None else total
+    shown = ', '.join(items[:LISTED])
+    if total > LISTED:
+        shown += ' and %d more' % (total - LISTED)
+    return shown
+
+
+def _older(recorded, wanted):
+    """Whether an RPC version a service recorded is older than ``wanted``;
+    a missing or unreadable one counts as older."""
+    try:
+        return (versionutils.convert_version_to_tuple(recorded) <
+                versionutils.convert_version_to_tuple(wanted))
+    except (AttributeError, TypeError, ValueError):
+        return True
+
+
+def _policy_files():
+    """The policy files oslo.policy would read: ``[oslo_policy]
+    policy_file``, then the files of each of ``policy_dirs``, each found as
+    oslo.policy finds it (absolute, or next to the configuration files)."""
+    # NOTE(status): the options are registered when an enforcer is made,
+    # and this command makes none.
+    policy_opts.set_defaults(CONF)
+    found = []
+    path = CONF.find_file(CONF.oslo_policy.policy_file)
+    if path:
+        found.append(path)
+    for name in CONF.oslo_policy.policy_dirs:
+        directory = CONF.find_file(name)
+        if not directory or not os.path.isdir(directory):
+            continue
+        # NOTE(status): as oslo.policy: plain files, no hidden ones, no
+        # subdirectories.
+        found.extend(os.path.join(directory, entry)
+                     for entry in sorted(next(os.walk(directory))[2])
+                     if not entry.startswith('.'))
+    return found
+
 
 class Checks(upgradecheck.UpgradeCommands):
     """What must hold before (and after) upgrading Cyborg."""
 
+    _schema = None
+
+    # --- The database ------------------------------------------------------
+
     def _check_schema(self):
+        if self._schema is None:
+            self._schema = self._schema_result()
+        return self._schema
+
+    @staticmethod
+    def _schema_result():
         try:
             dbapi.check_connection()
         except exception.ConfigError as exc:
-            return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
+            return Result(Code.FAILURE, str(exc))
         current, head = migration.version(), migration.head()
+        if current is None:
+            return Result(
+                Code.FAILURE,
+                'The database has no Cyborg schema. Run "cyborg-dbsync '
+                'upgrade" to create it (revision %s).' % head)
         if current != head:
-            return upgradecheck.Result(
-                upgradecheck.Code.FAILURE,
+            return Result(
+                Code.FAILURE,
                 'The database schema is at revision %s but this release '
-                'needs %s. Run "cyborg-dbsync upgrade".' % (current, head))
-        return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+                'needs %s. Run "cyborg-dbsync upgrade" with this release '
+                'installed; conductors of this release do not start '
+                'until then.' % (current, head))
+        return Result(Code.SUCCESS, 'At revision %s.' % head)
+
+    def _not_checked(self):
+        """A WARNING when the database cannot be read as this release
+        reads it, else None (and the objects read it from here on)."""
+        if self._check_schema().code != Code.SUCCESS:
+            return Result(Code.WARNING,
+                          'Not checked: the database schema is not current '
+                          '(see "Database schema").')
+        manager.bind_objects_to_database()
+        return None
+
+    # --- Services ----------------------------------------------------------
 
     def _check_conductors(self):
-        if self._check_schema().code != upgradecheck.Code.SUCCESS:
-            return upgradecheck.Result(
-                upgradecheck.Code.WARNING,
-                'Not checked: the database schema is not current.')
-        manager.bind_objects_to_database()
+        not_checked = self._not_checked()
+        if not_checked:
+            return not_checked
         services = service_obj.Service.list(
             cyborg_context.get_admin_context(), binary=manager.BINARY)
         alive = sorted(s.host for s in services if s.is_up)
         if not alive:
-            return upgradecheck.Result(
-                upgradecheck.Code.WARNING,
+            return Result(
+                Code.WARNING,
                 'No cyborg-conductor has reported in the last %d seconds; '
-                'the API and agents need at least one.'
-                % CONF.conductor.service_down_time)
-        return upgradecheck.Result(
-            upgradecheck.Code.SUCCESS,
-            'Conductors up: %s' % ', '.join(alive))
+                'the API and agents need at least one. Start one (it '
+                'records itself every [conductor] heartbeat_interval '
+                'seconds).' % CONF.conductor.service_down_time)
+        return Result(Code.SUCCESS, 'Conductors up: %s' % _listed(alive))
+
+    def _check_rpc_versions(self):
+        not_checked = self._not_checked()
+        if not_checked:
+            return not_checked
+        older = []
+        for svc in sorted(service_obj.Service.list(
+                cyborg_context.get_admin_context()),
+                key=lambda s: (s.binary, s.host)):
+            wanted = RPC_VERSIONS.get(svc.binary)
+            if wanted and svc.is_up and _older(svc.rpc_version, wanted):
+                older.append('%s on %s (%s)' % (
+                    svc.binary, svc.host, svc.rpc_version or 'not recorded'))
+        this_release = ', '.join(
+            '%s %s' % item for item in sorted(RPC_VERSIONS.items()))
+        if not older:
+            return Result(Code.SUCCESS,
+                          'Every live service serves the RPC API of this '
+                          'release (%s).' % this_release)
+        return Result(
+            Code.WARNING,
+            'These live services serve an older RPC API than this release '
+            '(%s): %s. Calls that need the newer API fail on them. Upgrade '
+            'each to this release and restart it; an agent records its new '
+            'version at its first report after the restart. "not recorded" '
+            'is a release older than the one that started recording it.'
+            % (this_release, _listed(older)))
+
+    # --- Accelerator requests ----------------------------------------------
+
+    def _check_stuck_arqs(self):
+        not_checked = self._not_checked()
+        if not_checked:
+            return not_checked
+        age = CONF.conductor.arq_stuck_after
+        count, uuids = binding.stuck(cyborg_context.get_admin_context(), age,
+                                     LISTED)
+        if not count:
+            return Result(Code.SUCCESS)
+        return Result(
+            Code.WARNING,
+            'Accelerator requests in %s for more than %d seconds '
+            '([conductor] arq_stuck_after): %s. A conductor that starts '
+            'finishes the binds a stopped one left (each becomes Bound or '
+            'BindFailed, and Nova is told): restart a cyborg-conductor and '
+            'run this check again. Delete those that remain (DELETE '
+            '/v2/accelerator_requests?arqs=<uuid>) before upgrading.'
+            % (' or '.join(sorted(states.ARQ_TRANSITIONAL)), age,
+               _listed(uuids, count)))
+
+    # --- Policy --------------------------------------------------------------
+
+    def _check_policy_format(self):
+        json_files, unreadable = [], []
+        for path in _policy_files():
+            try:
+                if fileutils.is_json(path):
+                    json_files.append(path)
+            except (OSError, UnicodeDecodeError) as exc:
+                unreadable.append('%s (%s)' % (path, exc.__class__.__name__))
+        problems = []
+        if json_files:
+            problems.append(
+                'JSON policy files: %s. oslo.policy deprecated JSON policy '
+                'files; convert each one to YAML with '
+                '"oslopolicy-convert-json-to-yaml --namespace cyborg '
+                '--policy-file <file.json> --output-file <file.yaml>", then '
+                'set [oslo_policy] policy_file to the YAML file (or, in '
+                'a policy directory, replace the JSON file with it).'
+                % _listed(json_files))
+        if unreadable:
+            problems.append('Policy files that cannot be read: %s; the API '
+                            'fails on them.' % _listed(unreadable))
+        if problems:
+            return Result(Code.WARNING, ' '.join(problems))
+        return Result(Code.SUCCESS)
 
     _upgrade_checks = (
         ('Database schema', _check_schema),
         ('Conductor liveness', _check_conductors),
+        ('Service RPC versions', _check_rpc_versions),
+        ('Stuck accelerator requests', _check_stuck_arqs),
+        ('Policy file format', _check_policy_format),
     )
 
 

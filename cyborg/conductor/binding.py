@@ -431,6 +431,29 @@ def bind_started(context):
     ).all()
 
 
+@main.reader
+def stuck(context, older_than, limit):
+    """ARQs in a transitional state not changed for ``older_than`` seconds.
+
+    :returns: ``(how many, the uuids of the first ``limit`` of them,
+        oldest first)``
+    """
+    changed = sa.func.coalesce(models.AcceleratorRequest.updated_at,
+                               models.AcceleratorRequest.created_at)
+    where = (models.AcceleratorRequest.state.in_(
+                 sorted(states.ARQ_TRANSITIONAL)),
+             changed < _now() - datetime.timedelta(seconds=older_than))
+    count = context.session.scalar(
+        sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
+        .where(*where))
+    if not count:
+        return 0, []
+    uuids = context.session.scalars(
+        sa.select(models.AcceleratorRequest.uuid).where(*where)
+        .order_by(changed, models.AcceleratorRequest.id).limit(limit)).all()
+    return count, uuids
+
+
 @session.retry_on_conflict
 @main.writer
 def unbind(context, uuids, project_id=None):

@@ -94,8 +94,8 @@ def apply_report(context, report, failed_drivers=(), generation=None,
     kept and marked lost instead of deleted, and so is one the agent says
     Placement still has allocations on (``held``, device keys).
 
-    :param details: the agent's ``version``, ``drivers`` and
-        ``report_interval``, recorded with its liveness.
+    :param details: the agent's ``version``, ``rpc_version``, ``drivers``
+        and ``report_interval``, recorded with its liveness.
     :returns: ``{'changed', 'generation', 'activate', 'devices'}``
     :raises StaleReport: the conductor holds a newer generation.
     """
@@ -265,7 +265,7 @@ def _claimed_names(session, accepted, hosts):
 def _service_values(report):
     details = report.details or {}
     values = {'report_generation': report.generation}
-    for name in ('version', 'drivers', 'available_drivers',
+    for name in ('version', 'rpc_version', 'drivers', 'available_drivers',
                  'report_interval'):
         if details.get(name) is not None:
             values[name] = details[name]

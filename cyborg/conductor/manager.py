@@ -105,7 +105,8 @@ class ConductorManager:
     def _heartbeat(self):
         dbapi.services.heartbeat(cyborg_context.get_admin_context(),
                                  self.host, BINARY, topic=CONF.conductor.topic,
-                                 version=version.version_string())
+                                 version=version.version_string(),
+                                 rpc_version=self.target.version)
 
     # --- Object indirection ---------------------------------------------
 
@@ -474,5 +475,5 @@ def _check_host(host, named=None):
 
 def _details(report):
     return {name: report.get(name)
-            for name in ('version', 'drivers', 'available_drivers',
-                         'report_interval')}
+            for name in ('version', 'rpc_version', 'drivers',
+                         'available_drivers', 'report_interval')}

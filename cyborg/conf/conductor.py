@@ -37,6 +37,15 @@ opts = [
              'image from Glance and program a device with it (at bind or '
              'through PATCH /v2/deployables/{uuid}/program).'),
     cfg.IntOpt(
+        'arq_stuck_after',
+        default=3600,
+        min=1,
+        help='Seconds after which "cyborg-status upgrade check" reports an '
+             'accelerator request still in a transitional state '
+             '(BindStarted or Deleting) as stuck. Conductors finish a bind '
+             'on their own, within about program_timeout when an FPGA is '
+             'programmed for it; keep this above that.'),
+    cfg.IntOpt(
         'heartbeat_interval',
         default=30,
         min=1,

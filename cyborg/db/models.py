@@ -294,6 +294,9 @@ class Service(Base):
                                                 nullable=False)
     topic: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     version: orm.Mapped[str | None] = orm.mapped_column(sa.String(64))
+    # The RPC API version the service serves (its manager's target); NULL
+    # for a service of a release that did not record it.
+    rpc_version: orm.Mapped[str | None] = orm.mapped_column(sa.String(32))
     report_count: orm.Mapped[int] = orm.mapped_column(
         sa.Integer, nullable=False, default=0)
     last_seen_up: orm.Mapped[datetime.datetime | None] = orm.mapped_column(

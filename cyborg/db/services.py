@@ -47,14 +47,13 @@ _first_record_race = oslo_db_api.wrap_db_retry(
 
 @_first_record_race
 @main.writer
-def heartbeat(context, host, binary, topic=None, version=None):
+def heartbeat(context, host, binary, topic=None, version=None,
+              rpc_version=None):
     """Record that a service is alive: one UPDATE (an INSERT the first time
     that host and binary report)."""
-    values = {}
-    if topic is not None:
-        values['topic'] = topic
-    if version is not None:
-        values['version'] = version
+    values = {name: value for name, value in (
+        ('topic', topic), ('version', version), ('rpc_version', rpc_version))
+        if value is not None}
     _upsert(context, host, binary, values)
 
 

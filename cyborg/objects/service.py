@@ -16,11 +16,13 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
               ovo_base.VersionedObjectDictCompat):
     # Version 1.0: Initial version
     # Version 1.1: report_generation, report_interval, drivers
-    VERSION = '1.1'
+    # Version 1.2: rpc_version; heartbeat() takes it
+    VERSION = '1.2'
 
     _json_fields = ('drivers',)
     _fields_since = {(1, 1): ('report_generation', 'report_interval',
-                              'drivers')}
+                              'drivers'),
+                     (1, 2): ('rpc_version',)}
 
     fields = {
         'id': fields.IntegerField(nullable=False),
@@ -28,6 +30,7 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
         'binary': fields.StringField(nullable=False),
         'topic': fields.StringField(nullable=True),
         'version': fields.StringField(nullable=True),
+        'rpc_version': fields.StringField(nullable=True),
         'report_count': fields.IntegerField(nullable=False),
         'last_seen_up': fields.DateTimeField(nullable=True),
         'disabled': fields.BooleanField(nullable=False),
@@ -38,9 +41,10 @@ class Service(base.CyborgObject, base.CyborgPersistentObject,
     }
 
     @ovo_base.remotable_classmethod
-    def heartbeat(cls, context, host, binary, topic=None, version=None):
+    def heartbeat(cls, context, host, binary, topic=None, version=None,
+                  rpc_version=None):
         cls.dbapi.services.heartbeat(context, host, binary, topic=topic,
-                                     version=version)
+                                     version=version, rpc_version=rpc_version)
 
     @ovo_base.remotable_classmethod
     def get(cls, context, host, binary):

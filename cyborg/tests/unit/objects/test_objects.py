@@ -16,7 +16,7 @@ EXPECTED = {
     'Deployable': '1.1-13f200aee1b6b89e7a1a6eaf6a44dfd3',
     'Device': '1.2-0406c35fe70352aabc7ab75d0cbbf76b',
     'DeviceProfile': '1.0-7b4ba29bf19a32e5612a8c4f03f2ec54',
-    'Service': '1.1-20439694b01f4a9a029c43d4d265246e',
+    'Service': '1.2-5ae4245a29e69a29f976b70ff07f0fd8',
 }
 
 
@@ -43,3 +43,11 @@ def test_device_backports_to_1_0(db, ctx):
     primitive = dev.obj_to_primitive(target_version='1.0')
     data = primitive['cyborg_object.data']
     assert 'services' not in data and 'status_reason' not in data
+
+
+def test_service_backports_to_1_1(ctx):
+    from cyborg.objects import service
+    svc = service.Service(ctx, host='node1', binary='cyborg-agent',
+                          version='2025.1', rpc_version='1.4')
+    data = svc.obj_to_primitive(target_version='1.1')['cyborg_object.data']
+    assert 'rpc_version' not in data and data['version'] == '2025.1'
