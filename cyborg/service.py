@@ -9,8 +9,11 @@ from cheroot import wsgi
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_reports import guru_meditation_report as gmr
+from oslo_reports import opts as gmr_opts
 from oslo_service import backend
 from oslo_service import service
+from oslo_service import systemd
 
 from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
 from cyborg import exception
@@ -39,6 +42,7 @@ def prepare_service(argv=None, default_config_files=None):
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + _LOG_DEFAULTS))
     rpc.set_defaults()
+    gmr_opts.set_defaults(CONF)
     CONF(argv, project='cyborg', version=version.version_string(),
          default_config_files=default_config_files)
     logging.setup(CONF, 'cyborg')
@@ -184,7 +188,10 @@ def run(*services, on_started=None):
 
     Start-up errors propagate to the caller (which prints one line and
     exits); SIGTERM and SIGINT stop every service gracefully; SIGHUP re-reads
-    the mutable options of the configuration files.
+    the mutable options of the configuration files; SIGUSR2 (or the file
+    ``[oslo_reports] file_event_handler`` names) writes a Guru Meditation
+    Report. Once every service started, systemd is told the process is
+    ready (a unit of ``Type=notify``).
     """
     # NOTE(service): oslo.service's forking launcher would restart a worker
     # whose start fails in a loop and exits at once on SIGINT, so the
@@ -210,8 +217,11 @@ def run(*services, on_started=None):
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
+    gmr.TextGuruMeditation.setup_autorun(version.version_info, conf=CONF)
     if on_started is not None:
         on_started()
+    # NOTE(service): a no-op unless systemd started us with NOTIFY_SOCKET.
+    systemd.notify_once()
     # NOTE(service): a timed wait, so the main thread runs signal handlers
     # promptly whatever the platform's lock behaviour.
     while not stopping.is_set():

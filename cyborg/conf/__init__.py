@@ -17,6 +17,7 @@ from cyborg.conf import nova
 from cyborg.conf import npu
 from cyborg.conf import pci
 from cyborg.conf import placement
+from cyborg.conf import privsep
 from cyborg.conf import qat
 
 CONF = cfg.CONF
@@ -25,5 +26,5 @@ CONF = cfg.CONF
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
                 gpu, fpga, qat, npu, generic, placement, embedded, nova,
-                glance):
+                glance, privsep):
     _module.register_opts(CONF)

@@ -15,10 +15,12 @@ from cyborg.conf import nova
 from cyborg.conf import npu
 from cyborg.conf import pci
 from cyborg.conf import placement
+from cyborg.conf import privsep
 from cyborg.conf import qat
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
-            gpu, fpga, qat, npu, generic, placement, embedded, nova, glance)
+            gpu, fpga, qat, npu, generic, placement, embedded, nova, glance,
+            privsep)
 
 
 def list_opts():

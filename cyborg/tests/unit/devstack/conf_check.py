@@ -5,10 +5,8 @@ import os
 
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
-from oslo_privsep import priv_context
 from stevedore import named
 
-from cyborg import privsep
 from cyborg.conf import opts as cyborg_opts
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
@@ -67,10 +65,9 @@ def cyborg_allowed_options():
         _add(allowed, group, opts)
     # NOTE(devstack): registered at run time rather than for the generator:
     # the password plugin's options once [keystone_authtoken] auth_type
-    # names it, and the agent's privsep context under its own section.
+    # names it.
     _add(allowed, 'keystone_authtoken',
          ks_loading.get_auth_plugin_conf_options('password'))
-    _add(allowed, privsep.sys_admin_pctxt.cfg_section, priv_context.OPTS)
     return allowed
 
 
