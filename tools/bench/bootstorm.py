@@ -247,8 +247,7 @@ def targets(results):
             for r in big) or 'no run of that many hosts',
         all((r['bootstorm']['converge_s'] or math.inf) <= TARGET_CONVERGE_S
             for r in big) if big else None))
-    floors = [r for r in big if (r['bootstorm'].get('cpu_s') or {}).get(
-        'Placement')]
+    floors = [r for r in big if r['bootstorm'].get('placement_requests')]
     if floors:
         found.append((
             'Placement\'s floor for %s hosts (its CPU seconds / %d CPUs)' % (
@@ -277,10 +276,13 @@ def targets(results):
         all(r['steady']['sql_per_host'] <= TARGET_STEADY_SQL and
             r['steady']['placement_requests'] == 0 for r in steady)
         if steady else None))
+    # NOTE(bench): the target is set at upstream's 2,401 rows (300 hosts);
+    # a list of many more rows is measured, not judged against it.
     gets = [r for r in results if r.get('get_deployables') and
-            r['get_deployables']['rows'] >= TARGET_GET_ROWS]
+            abs(r['get_deployables']['rows'] - TARGET_GET_ROWS) <=
+            TARGET_GET_ROWS / 10]
     found.append((
-        'GET /v2/deployables with >= %s rows <= %d ms median' % (
+        'GET /v2/deployables with about %s rows <= %d ms median' % (
             f'{TARGET_GET_ROWS:,}', TARGET_GET_MS),
         '; '.join('%d rows: %.1f ms' % (r['get_deployables']['rows'],
                                         r['get_deployables']['p50_ms'])
