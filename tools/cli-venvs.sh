@@ -49,9 +49,11 @@ build() {
     # virtualenv is kept; the second, a hash of setup.cfg, whether this
     # repository (its entry points) must be installed again.
     stamp="$base"$'\n'"setup.cfg $(sha256sum setup.cfg | cut -d' ' -f1)"
-    if [ "$(head -n 1 "$dir/.stamp" 2>/dev/null)" = "$base" ] &&
-            "$dir/bin/python" -c '' 2>/dev/null &&
-            [ -x "$dir/bin/openstack" ]; then
+    kept=
+    [ "$(head -n 1 "$dir/.stamp" 2>/dev/null)" = "$base" ] &&
+        "$dir/bin/python" -c '' 2>/dev/null &&
+        [ -x "$dir/bin/openstack" ] && kept=1
+    if [ -n "$kept" ]; then
         [ "$(cat "$dir/.stamp")" != "$stamp" ] || return 0
         fresh=
     else
