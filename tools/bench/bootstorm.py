@@ -56,6 +56,7 @@ Usage: python tools/bench/bootstorm.py [--hosts 10,100,300,1000]
 
 import argparse
 import collections
+import importlib.util
 import json
 import logging
 import math
@@ -399,6 +400,8 @@ def parse_args():
                  'placement_workers'):
         if getattr(args, name) < 1:
             parser.error('--%s must be at least 1' % name.replace('_', '-'))
+    if args.plot and importlib.util.find_spec('matplotlib') is None:
+        parser.error('--plot needs matplotlib (pip install matplotlib)')
     if args.devices > 200:
         parser.error('--devices must be at most 200 (PCI buses of the '
                      'fake driver)')
@@ -471,9 +474,6 @@ def main():
     print('Machine: %d CPUs (%s), MariaDB %s, PostgreSQL %s' % (
         found['nproc'], found['cpu'] or '?', found.get('mariadb', '?'),
         found.get('postgresql', '?')))
-    if args.plot:
-        plot(results, args.plot)
-        print('Plot: %s' % args.plot)
     if args.json:
         with open(args.json, 'w') as out:
             json.dump({'command': command, 'machine': found,
@@ -484,6 +484,9 @@ def main():
                                    for w, f, ok in met],
                        'correct': not failed}, out, indent=2)
         print('Figures: %s' % args.json)
+    if args.plot:
+        plot(results, args.plot)
+        print('Plot: %s' % args.plot)
     if failed:
         print('Correctness failures: see FAILED above.')
     return 1 if failed else 0
