@@ -78,10 +78,14 @@ def test_unit_runs_its_console_script_with_the_config_file(unit):
 
 
 @pytest.mark.parametrize('unit', sorted(SCRIPT_UNITS))
-def test_cyborg_commands_run_in_the_foreground(unit):
-    # NOTE(systemd): cyborg.service.run neither forks nor notifies systemd
-    # of readiness, so these units are Type=simple.
-    assert _read(UNITS_DIR / unit)['Service']['Type'] == 'simple'
+def test_cyborg_commands_notify_systemd_when_ready(unit):
+    # NOTE(systemd): cyborg.service.run does not fork and sends READY=1 to
+    # NOTIFY_SOCKET once every service started, from the main process
+    # (functional/test_service_signals.py checks it on a real process).
+    service = _read(UNITS_DIR / unit)['Service']
+    assert service['Type'] == 'notify'
+    assert service['NotifyAccess'] == 'main'
+    assert 'systemd.notify_once()' in _module_source('cyborg.service')
 
 
 @pytest.mark.parametrize('unit', sorted(SCRIPT_UNITS) + [UWSGI_UNIT])
