@@ -1,6 +1,7 @@
 """Process start-up shared by every Cyborg service, and the RPC service."""
 
 import logging as py_logging
+import os
 import signal
 import sys
 import threading
@@ -197,6 +198,9 @@ def run(*services, on_started=None):
     # whose start fails in a loop and exits at once on SIGINT, so the
     # services run in the process that checked the configuration.
     stopping = threading.Event()
+    # NOTE(service): set up first, so that a report can say where a start
+    # that hangs (on a broker that does not answer) is waiting.
+    _report_on_demand()
     started = []
     try:
         for svc in services:
@@ -217,7 +221,6 @@ def run(*services, on_started=None):
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
-    gmr.TextGuruMeditation.setup_autorun(version.version_info, conf=CONF)
     if on_started is not None:
         on_started()
     # NOTE(service): a no-op unless systemd started us with NOTIFY_SOCKET.
@@ -227,6 +230,20 @@ def run(*services, on_started=None):
     while not stopping.is_set():
         stopping.wait(0.5)
     _stop_all(started)
+
+
+def _report_on_demand():
+    """Write a Guru Meditation Report on SIGUSR2, or when the file
+    ``[oslo_reports] file_event_handler`` names is touched."""
+    try:
+        gmr.TextGuruMeditation.setup_autorun(
+            version, service_name=os.path.basename(sys.argv[0]), conf=CONF)
+    except OSError as exc:
+        raise exception.ConfigError(
+            option='[oslo_reports] file_event_handler',
+            reason='cannot watch %s: %s' % (
+                CONF.oslo_reports.file_event_handler,
+                exc.strerror or exc)) from exc
 
 
 def _stop_all(services):

@@ -1,6 +1,9 @@
 """Options of the [cyborg_sys_admin] group: the agent's privsep daemon."""
 
+import copy
+
 from oslo_config import cfg
+from oslo_privsep import capabilities as caps
 from oslo_privsep import priv_context
 
 # NOTE(conf): oslo.privsep owns these options and registers them when
@@ -17,4 +20,13 @@ def register_opts(conf):
 
 
 def list_opts():
-    return {GROUP: priv_context.OPTS}
+    # NOTE(conf): cyborg.privsep sets the capabilities its context keeps as
+    # the default when it builds the context; the sample shows them too.
+    from cyborg import privsep
+    opts = copy.deepcopy(priv_context.OPTS)
+    for opt in opts:
+        if opt.dest == 'capabilities':
+            opt.default = list(privsep.CAPABILITIES)
+            opt.sample_default = ','.join(
+                caps.CAPS_BYVALUE[value] for value in privsep.CAPABILITIES)
+    return {GROUP: opts}

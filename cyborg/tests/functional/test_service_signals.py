@@ -123,6 +123,7 @@ def test_sigusr2_writes_a_report_and_the_process_goes_on(tmp_path):
                                     what='the Guru Meditation Report')
         for title in (REPORT_TITLE, 'Threads', 'Processes', 'Configuration'):
             assert _section(title).search(report), title
+        assert 'OpenStack Cyborg' in report
         # Secrets are masked: the embedded default's transport is fake:/.
         assert 'transport_url = ***' in report
         assert 'fake:/' not in report
@@ -152,11 +153,7 @@ def test_file_event_handler_writes_a_report_into_log_dir(tmp_path):
         written = processes.wait_for(
             lambda: list(reports.iterdir()), 30, what='a report file')
         assert len(written) == 1
-        # NOTE(tests): oslo.reports names the file after the bottom frame of
-        # the stack that wrote it when run() gives no service name: the
-        # script for SIGUSR2, but threading.py from the file watcher's
-        # thread; only the middle of the name is certain.
-        assert '_gurumeditation_' in written[0].name
+        assert written[0].name.startswith('cyborg-all-in-one_gurumeditation_')
         report = processes.wait_for(
             lambda: _whole_report(written[0].read_text()), 10,
             what='the whole report')
@@ -166,3 +163,14 @@ def test_file_event_handler_writes_a_report_into_log_dir(tmp_path):
         assert proc.alive(), proc.log()
     finally:
         _stop(proc)
+
+
+def test_missing_file_to_watch_is_a_config_error(tmp_path):
+    proc, _ = _start(tmp_path, oslo_reports={
+        'file_event_handler': str(tmp_path / 'no-such-file')})
+    try:
+        assert proc.proc.wait(timeout=60) == 1
+        assert 'ERROR: [oslo_reports] file_event_handler' in proc.log()
+    finally:
+        if proc.alive():
+            proc.proc.kill()
