@@ -104,19 +104,23 @@ def _view(acc, dep=None, arqs=()):
     return base
 
 
-def _deployables(stmt):
+def _deployables(stmt, load=orm.selectinload):
     return stmt.options(orm.joinedload(models.Deployable.device),
-                        orm.selectinload(models.Deployable.attributes),
-                        orm.selectinload(models.Deployable.accelerator))
+                        load(models.Deployable.attributes),
+                        load(models.Deployable.accelerator))
 
 
-def _held_arqs(session, deployable_ids):
+def _held_arqs(session, deployable_ids=None):
+    """Held ARQs by deployable id: of these deployables, or of all."""
     found = {}
-    if not deployable_ids:
+    if deployable_ids is not None and not deployable_ids:
         return found
+    held = models.AcceleratorRequest.state.in_(_HELD)
+    where = (models.AcceleratorRequest.deployable_id.is_not(None)
+             if deployable_ids is None else
+             models.AcceleratorRequest.deployable_id.in_(deployable_ids))
     rows = session.scalars(sa.select(models.AcceleratorRequest).where(
-        models.AcceleratorRequest.deployable_id.in_(deployable_ids),
-        models.AcceleratorRequest.state.in_(_HELD))).all()
+        where, held)).all()
     for row in rows:
         found.setdefault(row.deployable_id, []).append(row)
     return found
@@ -125,11 +129,14 @@ def _held_arqs(session, deployable_ids):
 @main.reader
 def list_all(context):
     """Every accelerator: discovered deployables, then operators' records;
-    four SELECTs whatever their number."""
+    five SELECTs whatever their number."""
     session = context.session
+    # NOTE(accelerators): subqueryload reads each relationship of the whole
+    # list in one SELECT; selectinload would send one per 500 deployables.
     deps = session.scalars(_deployables(
-        sa.select(models.Deployable).order_by(models.Deployable.id))).all()
-    arqs = _held_arqs(session, [dep.id for dep in deps])
+        sa.select(models.Deployable).order_by(models.Deployable.id),
+        orm.subqueryload)).all()
+    arqs = _held_arqs(session)
     views = [_view(dep.accelerator, dep, arqs.get(dep.id, ()))
              for dep in deps]
     others = session.scalars(

@@ -91,6 +91,32 @@ def test_statements_do_not_grow_with_the_rows(api, db, override, path,
         assert cold == warm
 
 
+def test_v1_accelerator_list_statements_do_not_grow(api, db, stack):
+    seen, statements = {}, []
+
+    def record(conn, cursor, statement, *args):
+        # NOTE(tests): the conductor's own liveness writes may run meanwhile.
+        if statement.startswith('SELECT') and \
+                'FROM services' not in statement:
+            statements.append(statement)
+
+    sa.event.listen(db, 'before_cursor_execute', record)
+    try:
+        # NOTE(tests): past 500 rows, where a selectinload needs a second IN.
+        for start, total in ((0, 10), (10, 600)):
+            _fill(db, total - start, start=start)
+            statements.clear()
+            found = api.get('/v1/accelerators', headers=ADMIN).json[
+                'accelerator']
+            assert len(found) == total
+            assert {acc['acc_specs']['acc_capability']['resource_class']
+                    for acc in found} == {'FPGA'}
+            seen[total] = list(statements)
+    finally:
+        sa.event.remove(db, 'before_cursor_execute', record)
+    assert len(seen[10]) == len(seen[600]) == 5
+
+
 @pytest.fixture
 def world(db, make_device, make_deployable):
     device = make_device()
