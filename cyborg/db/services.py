@@ -21,7 +21,9 @@ def _upsert(context, host, binary, values):
 
     Two first records of one service at once make one INSERT fail on the
     unique key; ``_first_record_race`` runs that transaction again, and
-    then it finds the row to update.
+    then it finds the row to update. First records of two services at once
+    may deadlock on InnoDB's gap locks (each UPDATE that found no row locks
+    the gap the other INSERTs into); the transaction is run again too.
     """
     now = _now()
     values = dict(values, last_seen_up=now, updated_at=now,
@@ -42,7 +44,8 @@ def _upsert(context, host, binary, values):
 # transaction on some errors, and rolling back to the savepoint then fails.
 _first_record_race = oslo_db_api.wrap_db_retry(
     max_retries=3, retry_interval=0.01,
-    exception_checker=lambda exc: isinstance(exc, db_exc.DBDuplicateEntry))
+    exception_checker=lambda exc: isinstance(
+        exc, (db_exc.DBDuplicateEntry, db_exc.DBDeadlock)))
 
 
 @_first_record_race
