@@ -76,6 +76,21 @@ class MalformedMicroversion(NotAcceptable):
     msg_fmt = 'Invalid OpenStack-API-Version header %(value)r: %(reason)s'
 
 
+class NotInMicroversion(NotFound):
+    msg_fmt = ('%(route)s exists from microversion %(since)s; send '
+               '"%(header)s: %(service)s %(since)s" or later.')
+
+
+class NotInMicroversionRange(NotFound):
+    msg_fmt = ('%(route)s exists in microversions %(since)s to %(until)s '
+               'only.')
+
+
+class NotAcceptableInMicroversion(NotAcceptable):
+    msg_fmt = ('%(what)s needs microversion %(since)s or later; this '
+               'request asked for %(version)s.')
+
+
 class InvalidUUID(Invalid):
     msg_fmt = 'Expected a UUID but received %(uuid)s.'
 
@@ -176,13 +191,16 @@ class ARQsUnresolved(Locked):
 
 
 class ServiceTokenRequired(Forbidden):
-    msg_fmt = ('%(action)s needs a service token (a request from Nova with '
-               'a token of a user with one of the roles %(roles)s).')
+    # NOTE(exception): "requires a service token" is upstream's wording,
+    # which tempest matches.
+    msg_fmt = ('%(action)s requires a service token (Nova sends one with '
+               'the user\'s token; see the cyborg:arq:service_token policy '
+               'rule).')
 
 
 class BoundARQNeedsServiceToken(Forbidden):
-    msg_fmt = ('Accelerator request %(uuid)s is %(state)s; deleting it needs '
-               'a service token.')
+    msg_fmt = ('Accelerator request %(uuid)s is %(state)s; deleting it '
+               'requires a service token.')
 
 
 class ResourceInUse(Conflict):
@@ -196,6 +214,10 @@ class DeviceProfileInUse(Conflict):
 
 class DuplicateDeviceProfile(Conflict):
     msg_fmt = 'A device profile named %(name)s already exists.'
+
+
+class DuplicateDeviceProfileUUID(Conflict):
+    msg_fmt = 'A device profile with uuid %(uuid)s already exists.'
 
 
 class GenerationConflict(Conflict):
@@ -276,6 +298,21 @@ class AcceleratorAttached(Conflict):
     msg_fmt = 'Accelerator %(uuid)s is already attached to %(target)s.'
 
 
+class AcceleratorAttachedElsewhere(AcceleratorAttached):
+    # NOTE(exception): said instead of AcceleratorAttached where the holder
+    # is another project's instance, which the caller may not learn of.
+    msg_fmt = ('Accelerator %(uuid)s is already attached: it is in use by '
+               'another project.')
+
+
+class InstanceNotInProject(Invalid):
+    # NOTE(exception): the same words whether Nova has no such instance or
+    # another project owns it, so that no caller learns which.
+    msg_fmt = ('Instance %(instance)s was not found in project %(project)s; '
+               'an accelerator can only be attached to an instance of the '
+               'caller\'s project.')
+
+
 class AcceleratorNotAttached(Conflict):
     msg_fmt = 'Accelerator %(uuid)s is not attached.'
 
@@ -288,6 +325,13 @@ class AcceleratorBusy(Conflict):
 class AcceleratorAllocated(Conflict):
     msg_fmt = ('Placement holds allocations on accelerator %(uuid)s '
                '(consumers %(consumers)s); release them through Nova first.')
+
+
+class AcceleratorAllocatedElsewhere(AcceleratorAllocated):
+    # NOTE(exception): the consumers are instances; another project's are
+    # not named.
+    msg_fmt = ('Placement holds allocations on accelerator %(uuid)s: it is '
+               'in use by another project.')
 
 
 class AttachFailed(Conflict):
@@ -328,6 +372,13 @@ class DriverError(CyborgException):
 
 class DriverOperationNotSupported(Invalid):
     msg_fmt = 'Driver %(driver)s does not support %(operation)s.'
+
+
+# --- Nova (raised by cyborg.clients.nova). ----------------------------------
+
+class NovaUnavailable(ServiceUnavailable):
+    msg_fmt = ('Nova is unavailable, so the instance could not be checked: '
+               '%(reason)s')
 
 
 # --- Placement (raised by cyborg.clients.placement). -------------------------

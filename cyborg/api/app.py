@@ -12,6 +12,7 @@ from oslo_middleware import sizelimit
 import pecan
 
 from cyborg import conf as cyborg_conf
+from cyborg import policy
 from cyborg import version
 from cyborg.api import body
 from cyborg.api import errors
@@ -73,11 +74,13 @@ class _HealthcheckRoute:
 
 
 def _pecan_app(conf):
+    # NOTE(middleware): no on_error hook: what a handler or hook raises
+    # leaves pecan for errors.FaultMiddleware, the one place errors are
+    # answered.
     return pecan.make_app(
         root.RootController(),
         hooks=[hooks.ContextHook(noauth=conf.api.auth_strategy == 'noauth'),
-               hooks.MicroversionHook(),
-               hooks.ErrorHook()],
+               hooks.MicroversionHook()],
         debug=False,
         force_canonical=False,
         guess_content_type_from_ext=False)
@@ -89,6 +92,10 @@ def setup_app(conf=None):
     :param conf: the ConfigOpts to read; ``cyborg.conf.CONF`` by default.
     """
     conf = cyborg_conf.CONF if conf is None else conf
+    # NOTE(policy): a policy file that does not parse stops the service
+    # here, naming the file and the line; later, a bad edit keeps the last
+    # good rules in force.
+    policy.check_startup(conf)
     app = _pecan_app(conf)
     # NOTE(middleware): listed from the innermost out; a request meets them
     # in the reverse order.
@@ -102,9 +109,12 @@ def setup_app(conf=None):
             app, {'oslo_config_config': conf}))
     # - The size limit refuses big bodies before anything reads them.
     app = sizelimit.RequestBodySizeLimiter(app, conf)
-    # - The envelope sits outside auth and the size limit so that their
-    #   401 and 413 reach clients in the same JSON shape as our errors.
-    app = errors.ErrorEnvelopeMiddleware(app)
+    # - The one place errors are answered, outside auth and the size limit
+    #   so that their 401 and 413 reach clients in the same envelope as
+    #   every exception raised below.
+    app = errors.FaultMiddleware(app)
+    # - The version headers go on every /v2 response, errors included.
+    app = microversion.HeadersMiddleware(app)
     # - The healthcheck answers before auth: load balancers have no token.
     app = _HealthcheckRoute(app, conf)
     # - Request ids go on every response, errors and healthchecks included.

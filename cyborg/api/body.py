@@ -70,14 +70,12 @@ def check(environ):
 
 
 class JsonBodyGuard:
-    """WSGI middleware: only sound JSON bodies reach the application."""
+    """WSGI middleware: only sound JSON bodies reach the application; the
+    others raise, for errors.FaultMiddleware to answer."""
 
     def __init__(self, application):
         self.application = application
 
     def __call__(self, environ, start_response):
-        try:
-            check(environ)
-        except exception.CyborgException as exc:
-            return errors.error_response(exc)(environ, start_response)
+        check(environ)
         return self.application(environ, start_response)

@@ -1,8 +1,11 @@
-"""Exceptions to HTTP status, and the error envelope every error wears.
+"""Exceptions to HTTP status, and the one middleware that answers errors.
 
 Clients (python-cyborgclient, Nova) parse ``{"error_message": "<s>"}`` where
 ``<s>`` is itself the JSON of a WSME fault: ``faultcode``, ``faultstring``
-and ``debuginfo``. This module is the only place that knows both.
+and ``debuginfo``. Handlers, hooks and the other middleware raise; only
+``FaultMiddleware`` turns an exception, or an error response another layer
+wrote (keystonemiddleware's 401, the size limit's 413, pecan's 404 and
+405), into that envelope.
 """
 
 import json
@@ -12,7 +15,6 @@ import oslo_messaging as messaging
 import webob
 import webob.exc
 import wsme.exc
-import wsme.types as wtypes
 
 from cyborg import exception
 
@@ -42,21 +44,6 @@ _BETTER_MESSAGES = {
     406: 'The requested content type is not available; this API speaks '
          'application/json only.',
 }
-
-
-class Fault(wtypes.Base):
-    """The WSME fault, as the body of a failed call before wrapping."""
-
-    faultcode = wtypes.text
-    faultstring = wtypes.text
-    debuginfo = wtypes.text
-
-    _wsme_attr_order = ('faultcode', 'faultstring', 'debuginfo')
-
-    @classmethod
-    def build(cls, status, message):
-        return cls(faultcode=fault_code(status), faultstring=message,
-                   debuginfo=None)
 
 
 def status_for(exc):
@@ -155,7 +142,9 @@ def rewrap(response):
     if response.content_type == JSON and _is_envelope(body):
         return response
     message = None
-    if status < 500 or status == 503:
+    if status in _BETTER_MESSAGES:
+        message = _BETTER_MESSAGES[status]
+    elif status < 500 or status == 503:
         if response.content_type == JSON:
             message = _message_from_json(body)
         elif response.content_type == 'text/plain':
@@ -174,8 +163,8 @@ def rewrap(response):
     return response
 
 
-class ErrorEnvelopeMiddleware:
-    """Makes every 4xx/5xx response, whoever produced it, an envelope."""
+class FaultMiddleware:
+    """Makes every exception and every 4xx/5xx response an envelope."""
 
     def __init__(self, application):
         self.application = application

@@ -1,56 +1,133 @@
-"""The decorator of every API handler: WSME types, JSON, our errors."""
+"""The decorator of every API handler: WSME types in and out, JSON only."""
 
 import functools
-import inspect
+import json
 
+import pecan
+import wsme
 import wsme.api
-from wsmeext import pecan as wsme_pecan
+import wsme.rest.args
+import wsme.rest.json
+import wsme.runtime
+import wsme.types as wtypes
 
-from cyborg.api import errors
+from cyborg import exception
+from cyborg.api import microversion
+from cyborg.api import validation
+
+# NOTE(expose): handlers raise, and errors.FaultMiddleware answers every
+# failure; wsmeext.pecan.wsexpose would turn exceptions into fault bodies of
+# its own, so this decorator replaces it.
 
 
-def expose(*args, **kwargs):
-    """``wsexpose`` that turns exceptions into the right status and fault.
+def expose(return_type=None, *arg_types, body=None, schema=None, path=None,
+           body_required=True, status_code=200):
+    """Expose a RestController handler.
 
-    Arguments are those of ``wsmeext.pecan.wsexpose``: the return type,
-    then the argument types, then options (``body``, ``status_code``...).
+    :param return_type: the WSME type of the response body; None for none.
+    :param arg_types: WSME types of the handler's arguments in order: path
+        segments first, then query parameters (by name).
+    :param body: the WSME type of the request body, the handler's last
+        argument.
+    :param schema: the JSON Schema the body is checked against before WSME
+        converts it (a ``microversion.ByVersion`` of schemas when it changes
+        with the version); WSME types say what a body holds, the schema
+        also what values are valid.
+    :param path: how many leading arguments are path segments; by default
+        the arguments without a default value.
+    :param body_required: False when a request may come without a body
+        (the body argument then gets its default).
+    :param status_code: the status of a success.
     """
-    kwargs.setdefault('rest_content_types', ('json',))
 
     def decorate(func):
-        @functools.wraps(func)
-        def guarded(self, *call_args, **call_kwargs):
-            try:
-                return func(self, *call_args, **call_kwargs)
-            except Exception as exc:
-                status, message = errors.describe(exc)
-                # NOTE(errors): returned, not raised, so WSME neither logs
-                # a second traceback nor puts str(exc) in the body.
-                return wsme.api.Response(
-                    errors.Fault.build(status, message), status_code=status,
-                    return_type=errors.Fault)
+        wsme.signature(return_type, *arg_types, body=body,
+                       status_code=status_code, ignore_extra_args=True,
+                       rest_content_types=('json',))(func)
+        funcdef = wsme.api.FunctionDefinition.get(func)
+        funcdef.resolve_types(wsme.types.registry)
+        arguments = list(funcdef.arguments)
+        body_arg = arguments.pop() if body is not None else None
+        segments_count = path if path is not None else sum(
+            1 for arg in arguments if arg.mandatory)
+        path_args = arguments[:segments_count]
+        required = sum(1 for arg in path_args if arg.mandatory)
+        query_names = {arg.name for arg in arguments[segments_count:]}
 
-        # NOTE(expose): WSME reads the handler's arguments with
-        # getfullargspec, which honours __signature__ but not __wrapped__.
-        guarded.__signature__ = inspect.signature(func)
-        exposed = wsme_pecan.wsexpose(*args, **kwargs)(guarded)
-        # NOTE(expose): functools.wraps in wsexpose copied __signature__ to
-        # its (self, *args, **kwargs) wrapper; pecan's REST routing must see
-        # that generic form, or it wants path segments for every argument.
-        vars(exposed).pop('__signature__', None)
-        return exposed
+        # NOTE(expose): pecan routes by the handler's own signature; taking
+        # path segments only as *segments, it never fills an argument from
+        # the query string or from a JSON body's members.
+        @functools.wraps(func)
+        def handler(self, *segments):
+            microversion.check_served(func)
+            if len(segments) > len(path_args):
+                raise exception.NotFound('The resource could not be found.')
+            if len(segments) < required:
+                # NOTE(expose): a collection's URL with the method of one
+                # of its items (PATCH /v2/drivers).
+                pecan.abort(405)
+            kwargs = _query_args(funcdef, query_names)
+            if body_arg is not None:
+                kwargs[body_arg.name] = _body(body_arg, schema,
+                                              body_required)
+            for arg, value in zip(path_args, segments, strict=False):
+                kwargs[arg.name] = wsme.rest.args.from_param(arg.datatype,
+                                                             value)
+            wsme.runtime.check_arguments(funcdef, (), kwargs)
+            result = func(self, **kwargs)
+            return _render(funcdef, result)
+
+        # NOTE(expose): pecan and inspect must see (self, *segments), not
+        # the signature functools.wraps points them to (or copied from a
+        # microversion.versioned dispatcher).
+        del handler.__wrapped__
+        vars(handler).pop('__signature__', None)
+        return pecan.expose(template='json',
+                            content_type='application/json',
+                            generic=False)(handler)
 
     return decorate
 
 
-def segments(args, count):
-    """The first ``count`` path segments of a plain handler (None where
-    missing), then the rest.
+def _query_args(funcdef, names):
+    # NOTE(expose): params, not GET: some clients send a DELETE's
+    # parameters as a form body, which webob reads as parameters too.
+    query = {key: value for key, value in pecan.request.params.items()
+             if key in names or key.split('.')[0] in names}
+    _args, kwargs = wsme.rest.args.args_from_params(funcdef, query)
+    return {name: value for name, value in kwargs.items() if name in names}
 
-    NOTE(expose): plain pecan handlers take ``*args, **kwargs`` only:
-    pecan also passes a JSON object body's members as keyword arguments,
-    and one named like a path parameter ("uuid") would otherwise replace
-    it or clash with it.
-    """
-    found = list(args[:count]) + [None] * (count - len(args[:count]))
-    return found + [tuple(args[count:])]
+
+def _body(argument, schema, required):
+    raw = pecan.request.body
+    if not raw:
+        if required:
+            raise exception.Invalid(reason='this request needs a JSON body')
+        return argument.default
+    try:
+        document = json.loads(raw)
+    except ValueError as exc:
+        raise exception.Invalid(
+            reason='the body is not JSON: %s' % exc) from None
+    if isinstance(schema, microversion.ByVersion):
+        schema = schema()
+    if schema is not None:
+        validation.validate(schema, document)
+    return wsme.rest.json.fromjson(argument.datatype, document)
+
+
+def _render(funcdef, result):
+    status = funcdef.status_code
+    return_type = funcdef.return_type
+    if isinstance(result, wsme.api.Response):
+        status = result.status_code
+        if not isinstance(result.return_type, wtypes.UnsetType):
+            return_type = result.return_type
+        result = result.obj
+    pecan.response.status = status
+    if return_type is None or status == 204:
+        pecan.request.pecan['content_type'] = None
+        pecan.response.content_type = None
+        return ''
+    return wsme.rest.json.tojson(return_type, result)
+

@@ -1,6 +1,8 @@
 """The REST API microversions: the one list, header parsing and headers."""
 
 import collections
+import functools
+import inspect
 
 import microversion_parse
 from oslo_log import log as logging
@@ -101,12 +103,145 @@ def response_headers(version=None):
     return headers
 
 
+#: Where the negotiated version of a request is kept in its WSGI environ.
+ENVIRON_KEY = 'cyborg.api_version'
+
+V1_PREFIX = 'v1'
+
+
+def is_versioned(path):
+    """Everything but the version document at the root and the original
+    /v1 API (which has no microversions) is under /v2."""
+    path = path.strip('/')
+    return path != '' and path.split('/')[0] != V1_PREFIX
+
+
+class HeadersMiddleware:
+    """Puts the version headers on every /v2 response, errors included."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        if not is_versioned(environ.get('PATH_INFO', '')):
+            return self.application(environ, start_response)
+
+        def with_headers(status, headers, exc_info=None):
+            added = response_headers(environ.get(ENVIRON_KEY))
+            vary = []
+            kept = []
+            for name, value in headers:
+                if name.lower() == 'vary':
+                    vary += [item.strip() for item in value.split(',')
+                             if item.strip()]
+                elif name.lower() not in {key.lower() for key in added}:
+                    kept.append((name, value))
+            if HEADER not in vary:
+                vary.append(HEADER)
+            kept += list(added.items()) + [('Vary', ', '.join(vary))]
+            return start_response(status, kept, exc_info)
+
+        return self.application(environ, with_headers)
+
+
 def current(request=None):
     """The version negotiated for the request being served."""
     request = request if request is not None else pecan.request
-    return getattr(request, 'version', None) or MIN_VERSION
+    return request.environ.get(ENVIRON_KEY) or MIN_VERSION
 
 
-def at_least(major, minor, request=None):
-    """True when the request's version is ``major.minor`` or later."""
-    return current(request) >= (major, minor)
+def _version(text):
+    return microversion_parse.parse_version_string(text)
+
+
+class ByVersion:
+    """A value that changes with the microversion: the entry of the latest
+    version at or below the request's.
+
+    ``ByVersion({'2.0': a, '2.4': b})()`` is ``a`` at 2.0 to 2.3 and ``b``
+    from 2.4 on. Views, body schemas and query parameters are declared this
+    way, next to each other, instead of being decided inside handlers.
+    """
+
+    def __init__(self, table):
+        self._entries = sorted(
+            ((_version(key), value) for key, value in table.items()),
+            key=lambda entry: entry[0])
+        if self._entries[0][0] != MIN_VERSION:
+            raise ValueError('a ByVersion table starts at %s'
+                             % MIN_VERSION_STRING)
+
+    def __call__(self, version=None):
+        version = current() if version is None else version
+        found = self._entries[0][1]
+        for since, value in self._entries:
+            if since <= version:
+                found = value
+        return found
+
+
+# NOTE(microversion): variants of one handler, by its module and qualified
+# name; versioned() appends to it while classes are defined.
+_VARIANTS = collections.defaultdict(list)
+
+
+def variants():
+    """{(module, qualname): [(min, max, function)]} of every versioned
+    handler, for the test that no two ranges of one handler overlap."""
+    return {key: list(found) for key, found in _VARIANTS.items()}
+
+
+def versioned(min_version, max_version=None):
+    """Serve the decorated handler from ``min_version`` to ``max_version``.
+
+    Define a handler once per range of versions, each with this decorator
+    (as Placement's version_handler): the last definition dispatches to the
+    variant of the request's version. A request outside every range gets a
+    404 that says from which microversion the route exists.
+    """
+    low = _version(min_version)
+    high = _version(max_version) if max_version else MAX_VERSION
+
+    def decorate(func):
+        found = _VARIANTS[(func.__module__, func.__qualname__)]
+        found.append((low, high, func))
+
+        @functools.wraps(func)
+        def dispatch(*args, **kwargs):
+            version = current()
+            for first, last, variant in found:
+                if first <= version <= last:
+                    return variant(*args, **kwargs)
+            raise _not_in_version(found)
+
+        # NOTE(microversion): WSME reads arguments with getfullargspec,
+        # which follows __signature__ but not __wrapped__.
+        dispatch.__signature__ = inspect.signature(func)
+        dispatch.variants = found
+        return dispatch
+
+    return decorate
+
+
+def check_served(handler):
+    """Raise the 404 of a versioned handler no variant of which serves the
+    request's version; before its arguments are even read."""
+    found = getattr(handler, 'variants', None)
+    if not found:
+        return
+    version = current()
+    if not any(low <= version <= high for low, high, _f in found):
+        raise _not_in_version(found)
+
+
+def _not_in_version(found):
+    request = pecan.request
+    route = '%s %s' % (request.method, request.path)
+    first = min(low for low, _high, _f in found)
+    last = max(high for _low, high, _f in found)
+    if last == MAX_VERSION:
+        return exception.NotInMicroversion(route=route, since=first,
+                                           header=HEADER,
+                                           service=SERVICE_TYPE)
+    return exception.NotInMicroversionRange(route=route, since=first,
+                                            until=last)

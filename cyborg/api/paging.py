@@ -14,12 +14,14 @@ from cyborg.api.types import link
 CONF = cfg.CONF
 
 PARAMS = ('limit', 'marker', 'sort_key', 'sort_dir')
-SINCE = (2, 4)
+
+#: The paging parameters each microversion accepts.
+_ACCEPTED = microversion.ByVersion({'2.0': (), '2.4': PARAMS})
 
 
 def params():
     """The paging parameters this request's microversion accepts."""
-    return PARAMS if microversion.at_least(*SINCE) else ()
+    return _ACCEPTED()
 
 
 def parse(sort_keys):
@@ -28,7 +30,7 @@ def parse(sort_keys):
     :param sort_keys: the fields a client may sort this list on.
     :raises InvalidParameterValue: a bad value (400).
     """
-    if not microversion.at_least(*SINCE):
+    if not params():
         return {}
     query = pecan.request.params
     result = {'limit': CONF.api.max_limit}

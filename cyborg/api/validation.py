@@ -1,8 +1,7 @@
-"""Request bodies WSME cannot describe, checked with JSON Schema in one place.
-"""
+"""JSON Schemas of request bodies, and the value rules they cannot express."""
 
+import collections
 import functools
-import json
 import re
 
 import jsonschema
@@ -11,7 +10,12 @@ import os_traits
 from oslo_utils import uuidutils
 
 from cyborg import exception
+from cyborg.api import microversion
 from cyborg.objects import attribute as attribute_obj
+
+# NOTE(validation): WSME types (cyborg/api/types) say what each body holds;
+# these schemas, checked first, also say which values are valid, so that a
+# bad body gets a 400 naming where it is wrong.
 
 RESOURCES = 'resources:'
 TRAIT = 'trait:'
@@ -23,10 +27,28 @@ TRAIT_VALUES = ('required', 'forbidden')
 _CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 _MAX_NAME = 255
 
+#: The resource classes Cyborg's devices provide, as upstream lists them.
+ACCELERATOR_CLASSES = ('FPGA', 'GPU', 'VGPU', 'PGPU', 'CUSTOM_QAT',
+                       'CUSTOM_NIC', 'CUSTOM_SSD')
+
+# NOTE(validation): "format": "uuid" takes what the rest of the API takes as
+# a UUID (oslo.utils' is_uuid_like: with or without dashes, any case).
+FORMAT_CHECKER = jsonschema.FormatChecker(())
+
+
+@FORMAT_CHECKER.checks('uuid')
+def _is_uuid(value):
+    return not isinstance(value, str) or uuidutils.is_uuid_like(value)
+
+
+UUID = {'type': 'string', 'format': 'uuid'}
+
 _GROUP = {
     'type': 'object',
     'minProperties': 1,
-    'propertyNames': {'pattern': r'^\s*(resources|trait|accel):\S'},
+    # NOTE(validation): whitespace around the prefix's name is allowed and
+    # stripped ("resources: FPGA" is stored as "resources:FPGA").
+    'propertyNames': {'pattern': r'^\s*(resources|trait|accel):\s*\S'},
     'additionalProperties': {'type': 'string', 'maxLength': 255},
 }
 
@@ -36,7 +58,7 @@ _DEVICE_PROFILE = {
         'name': {'type': 'string', 'pattern': r'^[a-zA-Z0-9-_]+\Z',
                  'maxLength': 255},
         'description': {'type': ['string', 'null'], 'maxLength': 255},
-        'uuid': {'type': 'string'},
+        'uuid': UUID,
         'groups': {'type': 'array', 'minItems': 1, 'items': _GROUP},
     },
     'required': ['name', 'groups'],
@@ -54,15 +76,6 @@ DEVICE_PROFILE_POST = {
 }
 
 
-def json_body(request):
-    """The request's body parsed as JSON; 400 when it is not JSON."""
-    try:
-        return json.loads(request.body or b'null')
-    except ValueError as exc:
-        raise exception.Invalid(
-            reason='the body is not JSON: %s' % exc) from None
-
-
 def _where(error):
     path = '/'.join(str(part) for part in error.absolute_path)
     return ' at /%s' % path if path else ''
@@ -70,7 +83,8 @@ def _where(error):
 
 def validate(schema, document):
     """Check ``document``; the first error becomes a 400 naming where."""
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=FORMAT_CHECKER)
     errors = sorted(validator.iter_errors(document),
                     key=lambda e: len(e.absolute_path))
     if not errors:
@@ -83,10 +97,6 @@ def validate(schema, document):
     raise exception.Invalid(reason='%s%s' % (error.message, _where(error)))
 
 
-def _is_resource_class(name):
-    return name in os_resource_classes.STANDARDS or bool(_CUSTOM.match(name))
-
-
 @functools.cache
 def _standard_traits():
     return frozenset(os_traits.get_traits())
@@ -95,6 +105,38 @@ def _standard_traits():
 def is_trait(name):
     """A standard trait (os-traits) or a well-formed CUSTOM_ one."""
     return bool(_CUSTOM.match(name)) or name in _standard_traits()
+
+
+def _is_custom(name):
+    return bool(_CUSTOM.match(name))
+
+
+def _is_accelerator_class(name):
+    return name in ACCELERATOR_CLASSES or _is_custom(name)
+
+
+def _is_resource_class(name):
+    return name in os_resource_classes.STANDARDS or _is_custom(name)
+
+
+#: What a device-profile group may name: ``trait`` and ``resource_class``
+#: test a name, ``traits``/``classes`` say what they take (for messages).
+GroupRules = collections.namedtuple(
+    'GroupRules', 'trait traits resource_class classes')
+
+# NOTE(validation): up to 2.3 as upstream: CUSTOM_ traits only, and only the
+# classes accelerators provide. From 2.4 a profile may also name standard
+# traits (OWNER_CYBORG...) and standard resource classes.
+GROUP_RULES = microversion.ByVersion({
+    '2.0': GroupRules(
+        _is_custom, 'CUSTOM_ with A-Z, 0-9 and _', _is_accelerator_class,
+        'one of %s, or CUSTOM_ with A-Z, 0-9 and _'
+        % ', '.join(ACCELERATOR_CLASSES)),
+    '2.4': GroupRules(
+        is_trait, 'a standard one or CUSTOM_ with A-Z, 0-9 and _',
+        _is_resource_class,
+        'a standard one or CUSTOM_ with A-Z, 0-9 and _'),
+})
 
 
 #: The largest integer a query or a group may carry (a 32-bit column).
@@ -122,13 +164,15 @@ def _positive(value):
     return positive_int(value) is not None
 
 
-def normalize_group(index, group):
+def normalize_group(index, group, rules=None):
     """A device-profile group with its keys stripped, or a 400 saying why.
 
-    Standard traits (OWNER_CYBORG, say) may be requested as well as custom
-    ones; amounts must be positive integers; a group asks for at least one
-    resource and names at most one of bitstream and function.
+    Which traits and resource classes it may name follows the microversion
+    (``GROUP_RULES``, or ``rules``); amounts must be positive integers; a
+    group asks for at least one resource and names at most one of bitstream
+    and function.
     """
+    rules = GROUP_RULES() if rules is None else rules
     where = 'group %d' % index
     result = {}
     for key, value in group.items():
@@ -136,20 +180,21 @@ def normalize_group(index, group):
         value = value.strip()
         if key.startswith(RESOURCES):
             rc = key[len(RESOURCES):]
-            if not _is_resource_class(rc) or len(rc) > _MAX_NAME:
+            if not rules.resource_class(rc) or len(rc) > _MAX_NAME:
                 raise exception.Invalid(
-                    reason='%s: %r is not a resource class (a standard one '
-                           'or CUSTOM_ with A-Z, 0-9 and _)' % (where, rc))
+                    reason='%s: %r is not a resource class a device '
+                           'profile may ask for (%s)'
+                           % (where, rc, rules.classes))
             if not _positive(value):
                 raise exception.Invalid(
                     reason='%s: the amount of %s must be a positive '
                            'integer, not %r' % (where, rc, value))
         elif key.startswith(TRAIT):
             trait = key[len(TRAIT):]
-            if not is_trait(trait) or len(trait) > _MAX_NAME:
+            if not rules.trait(trait) or len(trait) > _MAX_NAME:
                 raise exception.Invalid(
-                    reason='%s: %r is not a trait (a standard one or '
-                           'CUSTOM_ with A-Z, 0-9 and _)' % (where, trait))
+                    reason='%s: %r is not a trait a device profile may '
+                           'ask for (%s)' % (where, trait, rules.traits))
             if value not in TRAIT_VALUES:
                 raise exception.Invalid(
                     reason='%s: trait %s must be required or forbidden, '
@@ -172,12 +217,10 @@ def normalize_group(index, group):
     return result
 
 
-def device_profile(body):
-    """The one profile of a POST body, validated and normalised."""
-    validate(DEVICE_PROFILE_POST, body)
-    profile = dict(body[0] if isinstance(body, list) else body)
-    if 'uuid' in profile and not uuidutils.is_uuid_like(profile['uuid']):
-        raise exception.InvalidUUID(uuid=profile['uuid'])
+def device_profile(profile):
+    """The fields of a new profile (a dict of the POST body's one profile,
+    already checked against DEVICE_PROFILE_POST), groups normalised."""
+    profile = dict(profile)
     profile['groups'] = [normalize_group(index, group)
                          for index, group in enumerate(profile['groups'])]
     return profile
@@ -185,12 +228,12 @@ def device_profile(body):
 
 #: POST /v2/accelerator_requests. python-cyborgclient also sends
 #: device_profile_group_id and image_uuid (usually null); upstream ignores
-#: them, and so does this API.
+#: them, and so does this API. An empty or unknown name is a profile that
+#: does not exist (404), as upstream answers it.
 ARQ_CREATE = {
     'type': 'object',
     'properties': {
-        'device_profile_name': {'type': 'string', 'minLength': 1,
-                                'maxLength': 255},
+        'device_profile_name': {'type': 'string', 'maxLength': 255},
         'device_profile_group_id': {'type': ['integer', 'null']},
         'image_uuid': {'type': ['string', 'null']},
     },
@@ -198,19 +241,13 @@ ARQ_CREATE = {
     'additionalProperties': False,
 }
 
-
-def arq_create(body):
-    """The profile name of an ARQ create body."""
-    validate(ARQ_CREATE, body)
-    return body['device_profile_name']
-
-
 _BIND_PATHS = ('/hostname', '/device_rp_uuid', '/instance_uuid')
+PROJECT_PATH = '/project_id'
 _PATCH_OP = {
     'type': 'object',
     'properties': {
         'op': {'enum': ['add', 'remove']},
-        'path': {'enum': list(_BIND_PATHS) + ['/project_id']},
+        'path': {'enum': list(_BIND_PATHS) + [PROJECT_PATH]},
         'value': {'type': 'string', 'minLength': 1, 'maxLength': 255},
     },
     'required': ['op', 'path'],
@@ -221,36 +258,44 @@ _PATCH_OP = {
 ARQ_PATCH = {
     'type': 'object',
     'minProperties': 1,
+    'propertyNames': UUID,
     'additionalProperties': {'type': 'array', 'minItems': 1,
                              'items': _PATCH_OP},
 }
 
+#: The paths a bind may set at each microversion.
+PATCH_PATHS = microversion.ByVersion({
+    '2.0': _BIND_PATHS,
+    '2.1': _BIND_PATHS + (PROJECT_PATH,),
+})
 
-def arq_patch(body, project_id_allowed):
+
+def arq_patch(body):
     """``('add', {uuid: binding})`` or ``('remove', [uuids])``.
 
     Every ARQ of one request is bound, or every one unbound: ``add`` sets
     hostname, device_rp_uuid and instance_uuid (and project_id from 2.1),
     each once; ``remove`` names the same paths without values.
+
+    :param body: the JSON body, already checked against ARQ_PATCH.
+    :raises NotAcceptableInMicroversion: /project_id before 2.1 (406).
     """
-    validate(ARQ_PATCH, body)
     ops = {op['op'] for patch in body.values() for op in patch}
     if len(ops) != 1:
         raise exception.Invalid(reason='one request either binds (add) or '
                                        'unbinds (remove) every ARQ it names')
     (op,) = ops
+    allowed = PATCH_PATHS()
     bindings = {}
     for uuid, patch in body.items():
-        if not uuidutils.is_uuid_like(uuid):
-            raise exception.InvalidUUID(uuid=uuid)
         paths = [item['path'] for item in patch]
         if len(set(paths)) != len(paths):
             raise exception.Invalid(reason='ARQ %s: a path is given twice'
                                     % uuid)
-        if '/project_id' in paths and not project_id_allowed:
-            raise exception.Invalid(
-                reason='ARQ %s: /project_id may be set from microversion '
-                       '2.1, by administrators and services' % uuid)
+        if PROJECT_PATH in paths and PROJECT_PATH not in allowed:
+            raise exception.NotAcceptableInMicroversion(
+                what='Setting %s in an accelerator request' % PROJECT_PATH,
+                since='2.1', version=microversion.current())
         if set(_BIND_PATHS) - set(paths):
             raise exception.Invalid(
                 reason='ARQ %s: %s needs %s' % (uuid, op,
@@ -292,22 +337,18 @@ ATTRIBUTE_POST = {
 
 #: From 2.4 the deployable may be named by its uuid instead of its id.
 ATTRIBUTE_POST_2_4 = dict(ATTRIBUTE_POST, properties=dict(
-    ATTRIBUTE_POST['properties'],
-    deployable_uuid={'type': 'string', 'format': 'uuid'}),
+    ATTRIBUTE_POST['properties'], deployable_uuid=UUID),
     required=['key', 'value'],
     oneOf=[{'required': ['deployable_id']},
            {'required': ['deployable_uuid']}])
 
+ATTRIBUTE_POSTS = microversion.ByVersion({'2.0': ATTRIBUTE_POST,
+                                          '2.4': ATTRIBUTE_POST_2_4})
 
-def attribute(body, by_uuid=False):
-    """The fields of a new attribute; a trait key needs a trait value.
 
-    :param by_uuid: accept ``deployable_uuid`` instead of the id (2.4).
-    """
-    validate(ATTRIBUTE_POST_2_4 if by_uuid else ATTRIBUTE_POST, body)
-    if 'deployable_uuid' in body and \
-            not uuidutils.is_uuid_like(body['deployable_uuid']):
-        raise exception.InvalidUUID(uuid=body['deployable_uuid'])
+def attribute(body):
+    """The fields of a new attribute (checked against ATTRIBUTE_POSTS); a
+    trait key needs a trait value."""
     if attribute_obj.is_trait_key(body['key']) and \
             not is_trait(body['value']):
         raise exception.Invalid(
@@ -331,7 +372,7 @@ PROGRAM_PATCH = {
                 'type': 'array', 'minItems': 1, 'maxItems': 1,
                 'items': {
                     'type': 'object',
-                    'properties': {'image_uuid': {'type': 'string'}},
+                    'properties': {'image_uuid': UUID},
                     'required': ['image_uuid'],
                     'additionalProperties': False,
                 },
@@ -344,9 +385,6 @@ PROGRAM_PATCH = {
 
 
 def program_patch(body):
-    """The Glance image id a program PATCH names."""
-    validate(PROGRAM_PATCH, body)
-    image = body[0]['value'][0]['image_uuid']
-    if not uuidutils.is_uuid_like(image):
-        raise exception.InvalidUUID(uuid=image)
-    return image
+    """The Glance image id a program PATCH (checked against PROGRAM_PATCH)
+    names."""
+    return body[0]['value'][0]['image_uuid']

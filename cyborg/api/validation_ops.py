@@ -1,8 +1,6 @@
 """JSON Schemas of /v1/accelerators and of the driver and service operations.
 """
 
-from oslo_utils import uuidutils
-
 from cyborg import exception
 from cyborg.api import validation
 
@@ -19,7 +17,7 @@ SPEC_PROPERTIES = {
 
 ACCELERATOR_POST = {
     'type': 'object',
-    'properties': {'name': _NAME, 'uuid': {'type': 'string'}},
+    'properties': {'name': _NAME, 'uuid': validation.UUID},
     'required': ['name'],
     'additionalProperties': False,
 }
@@ -35,10 +33,10 @@ ACC_SPECS_PUT = {
 
 ATTACH = {
     'type': 'object',
-    'properties': {'instance_uuid': {'type': 'string'}, 'host': _NAME,
+    'properties': {'instance_uuid': validation.UUID, 'host': _NAME,
                    # NOTE(v1): the proposal's example body names the
                    # accelerator; accepted when it is this one.
-                   'name': _NAME, 'uuid': {'type': 'string'}},
+                   'name': _NAME, 'uuid': validation.UUID},
     'oneOf': [{'required': ['instance_uuid']}, {'required': ['host']}],
     'additionalProperties': False,
 }
@@ -52,7 +50,7 @@ DRIVER_INSTALL = {
 
 DRIVER_UPDATE = {
     'type': 'object',
-    'properties': {'image_uuid': {'type': 'string'}},
+    'properties': {'image_uuid': validation.UUID},
     'additionalProperties': False,
 }
 
@@ -61,20 +59,6 @@ DISCOVER = {
     'properties': {'host': _NAME},
     'additionalProperties': False,
 }
-
-
-def _uuid(value, what):
-    if not uuidutils.is_uuid_like(value):
-        raise exception.Invalid(reason='%s must be a UUID, not %r'
-                                % (what, value))
-    return value
-
-
-def accelerator_post(body):
-    """``(name, uuid or None)`` of a create."""
-    validation.validate(ACCELERATOR_POST, body)
-    uuid = body.get('uuid')
-    return body['name'], _uuid(uuid, 'uuid') if uuid is not None else None
 
 
 def spec_put(key, body):
@@ -94,34 +78,20 @@ def spec_put(key, body):
     return key, body[key]
 
 
-def attach(body, current):
-    """``(instance_uuid, host)`` of an attach, one of them None.
-
-    :param current: the accelerator, to check a body that names it.
-    """
+def attach(body):
+    """The body of an attach, checked: ``instance_uuid`` or ``host``."""
     if isinstance(body, dict) and 'instance_uuid' in body and 'host' in body:
         raise exception.Invalid(reason='attach to an instance '
                                        '(instance_uuid) or to a host (host), '
                                        'not both')
     validation.validate(ATTACH, body)
+    return body
+
+
+def check_names(body, current):
+    """An attach body that names the accelerator must name this one."""
     for field in ('uuid', 'name'):
         if field in body and body[field] != current[field]:
             raise exception.Invalid(
                 reason='the body names %s %r, not this accelerator (%r)'
                 % (field, body[field], current[field]))
-    instance = body.get('instance_uuid')
-    if instance is not None:
-        _uuid(instance, 'instance_uuid')
-    return instance, body.get('host')
-
-
-def optional(schema, body):
-    """A body that may be empty (no body at all is ``{}``)."""
-    body = {} if body is None else body
-    validation.validate(schema, body)
-    return body
-
-
-def image_uuid(body):
-    image = optional(DRIVER_UPDATE, body).get('image_uuid')
-    return _uuid(image, 'image_uuid') if image is not None else None

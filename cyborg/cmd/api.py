@@ -12,9 +12,11 @@ CONF = cfg.CONF
 
 
 def main(argv=None):
-    application = app.init_application(sys.argv[1:] if argv is None
-                                       else argv)
     try:
+        # NOTE(api): a policy file that does not parse is a configuration
+        # error found while the application is built.
+        application = app.init_application(sys.argv[1:] if argv is None
+                                           else argv)
         server = service.WSGIService('cyborg-api', application,
                                      CONF.api.host_ip, CONF.api.port,
                                      CONF.api.workers)

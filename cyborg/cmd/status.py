@@ -1,10 +1,8 @@
 """cyborg-status: upgrade readiness checks (oslo.upgradecheck)."""
 
-import os
 import sys
 
 from oslo_config import cfg
-from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import fileutils
 from oslo_utils import versionutils
@@ -12,6 +10,7 @@ from oslo_utils import versionutils
 from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg import policy
 from cyborg import states
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import binding
@@ -55,29 +54,6 @@ def _older(recorded, wanted):
                 versionutils.convert_version_to_tuple(wanted))
     except (AttributeError, TypeError, ValueError):
         return True
-
-
-def _policy_files():
-    """The policy files oslo.policy would read: ``[oslo_policy]
-    policy_file``, then the files of each of ``policy_dirs``, each found as
-    oslo.policy finds it (absolute, or next to the configuration files)."""
-    # NOTE(status): the options are registered when an enforcer is made,
-    # and this command makes none.
-    policy_opts.set_defaults(CONF)
-    found = []
-    path = CONF.find_file(CONF.oslo_policy.policy_file)
-    if path:
-        found.append(path)
-    for name in CONF.oslo_policy.policy_dirs:
-        directory = CONF.find_file(name)
-        if not directory or not os.path.isdir(directory):
-            continue
-        # NOTE(status): as oslo.policy: plain files, no hidden ones, no
-        # subdirectories.
-        found.extend(os.path.join(directory, entry)
-                     for entry in sorted(next(os.walk(directory))[2])
-                     if not entry.startswith('.'))
-    return found
 
 
 class Checks(upgradecheck.UpgradeCommands):
@@ -194,7 +170,7 @@ class Checks(upgradecheck.UpgradeCommands):
 
     def _check_policy_format(self):
         json_files, unreadable = [], []
-        for path in _policy_files():
+        for path in policy.policy_files(CONF):
             try:
                 if fileutils.is_json(path):
                     json_files.append(path)
@@ -217,12 +193,36 @@ class Checks(upgradecheck.UpgradeCommands):
             return Result(Code.WARNING, ' '.join(problems))
         return Result(Code.SUCCESS)
 
+    def _check_policy_rules(self):
+        broken = policy.broken_files(CONF)
+        if broken:
+            return Result(Code.FAILURE, 'Policy files that do not parse: %s. '
+                          'cyborg-api refuses to start on them, and a '
+                          'running API keeps the rules it loaded before.'
+                          % _listed(['%s line %d (%s)' % entry
+                                     for entry in broken]))
+        try:
+            undefined = policy.undefined_references(CONF)
+        except Exception as exc:
+            return Result(Code.FAILURE, 'The policy files cannot be loaded: '
+                                        '%s' % exc)
+        if undefined:
+            return Result(Code.WARNING, 'Policy overrides reference rules '
+                          'that are not defined: %s. oslo.policy evaluates '
+                          'such a reference as the "default" rule, which '
+                          'only administrators pass; define the rule or fix '
+                          'its name.' % _listed(
+                              ['%s (in %s)' % (', '.join(names), rule)
+                               for rule, names in undefined.items()]))
+        return Result(Code.SUCCESS)
+
     _upgrade_checks = (
         ('Database schema', _check_schema),
         ('Conductor liveness', _check_conductors),
         ('Service RPC versions', _check_rpc_versions),
         ('Stuck accelerator requests', _check_stuck_arqs),
         ('Policy file format', _check_policy_format),
+        ('Policy rules', _check_policy_rules),
     )
 
 

@@ -282,7 +282,41 @@ def _job(acc, dep, kind, target):
     return job
 
 
-def _check_attachable(dep, uuid, kind, target, arqs):
+def may_name(context, project_id):
+    """Whether an error may name an instance of ``project_id`` to the
+    caller: an administrator's, or one of the caller's own project."""
+    return bool(context.is_admin or (
+        project_id is not None and project_id == context.project_id))
+
+
+@main.reader
+def instance_projects(context, instance_uuids):
+    """The project of each of these instances that ARQs record; None for
+    one whose ARQs disagree."""
+    if not instance_uuids:
+        return {}
+    rows = context.session.execute(
+        sa.select(models.AcceleratorRequest.instance_uuid,
+                  models.AcceleratorRequest.project_id).where(
+            models.AcceleratorRequest.instance_uuid.in_(
+                sorted(set(instance_uuids))))).all()
+    found = {}
+    for instance, project in rows:
+        found.setdefault(instance, set()).add(project)
+    return {instance: projects.pop() if len(projects) == 1 else None
+            for instance, projects in found.items()}
+
+
+def _attached(context, uuid, instance, project_id):
+    """The conflict of an accelerator attached to an instance; another
+    project's instance is not named."""
+    if may_name(context, project_id):
+        return exception.AcceleratorAttached(uuid=uuid,
+                                             target='instance %s' % instance)
+    return exception.AcceleratorAttachedElsewhere(uuid=uuid)
+
+
+def _check_attachable(context, dep, uuid, kind, target, arqs):
     device = dep.device
     if kind == HOST and target != device.hostname:
         raise exception.Invalid(
@@ -296,8 +330,22 @@ def _check_attachable(dep, uuid, kind, target, arqs):
             uuid=device.uuid, status=device.status,
             expected=' or '.join(usable), action='attach an accelerator of')
     if arqs:
-        raise exception.AcceleratorAttached(
-            uuid=uuid, target='instance %s' % arqs[0].instance_uuid)
+        # NOTE(accelerators): the caller's own instance, when one of them
+        # is, says the most without telling of another project's.
+        arq = next((arq for arq in arqs
+                    if may_name(context, arq.project_id)), arqs[0])
+        raise _attached(context, uuid, arq.instance_uuid, arq.project_id)
+
+
+def _attach_project(session, acc):
+    """The project of a /v1 attach to an instance: its ARQ's, as the
+    accelerator's view shows it."""
+    project = None
+    if acc.arq_uuid is not None:
+        project = session.scalar(
+            sa.select(models.AcceleratorRequest.project_id).where(
+                models.AcceleratorRequest.uuid == acc.arq_uuid))
+    return project if project is not None else acc.project_id
 
 
 @session.retry_on_conflict
@@ -319,12 +367,15 @@ def start_attach(context, uuid, kind, target, project_id=None):
         arqs = _held_arqs(session, [dep.id]).get(dep.id, [])
         arqs = [arq for arq in arqs
                 if acc is None or arq.uuid != acc.arq_uuid]
-        _check_attachable(dep, uuid, kind, target, arqs)
+        _check_attachable(context, dep, uuid, kind, target, arqs)
         acc = _row_of(session, acc, dep)
     if acc.attach_type is not None:
         if acc.attach_state != ATTACHED:
             raise exception.AcceleratorBusy(uuid=uuid,
                                             action=acc.attach_state)
+        if acc.attach_type == INSTANCE:
+            raise _attached(context, uuid, acc.attached_to,
+                            _attach_project(session, acc))
         raise exception.AcceleratorAttached(
             uuid=uuid, target='%s %s' % (acc.attach_type, acc.attached_to))
     values = {'attach_type': kind, 'attach_state': ATTACHING,
@@ -380,7 +431,8 @@ def start_detach(context, uuid):
     """An attached accelerator becomes 'detaching'.
 
     :returns: the job (see ``_job``); its ``kind`` is None when nothing
-        is attached through /v1, with ``instances`` that Nova bound.
+        is attached through /v1, with ``instances`` that Nova bound:
+        ``(instance uuid, project id)`` pairs.
     :raises AcceleratorNotFound, AcceleratorBusy.
     """
     session = context.session
@@ -390,7 +442,9 @@ def start_detach(context, uuid):
         job = _job(acc or models.Accelerator(uuid=uuid), dep, None, None)
         arqs = _held_arqs(session, [dep.id]).get(dep.id, []) \
             if dep is not None else []
-        job['instances'] = sorted({arq.instance_uuid for arq in arqs})
+        job['instances'] = sorted(
+            {(arq.instance_uuid, arq.project_id) for arq in arqs},
+            key=lambda pair: (pair[0] or '', pair[1] or ''))
         return job
     if acc.attach_state != ATTACHED or not set_attach_state(
             context, uuid, ATTACHED, DETACHING):

@@ -33,6 +33,46 @@ def _undo(context, job, agent_api, reserved):
     hostwork.release(context, released, agent_api)
 
 
+def check_owner(context, instance_uuid, nova):
+    """Refuse an instance that Nova does not show in the caller's project.
+
+    An administrator's attach is not checked; without Nova it cannot be,
+    and is let through as before, with a log line.
+
+    :param nova: the conductor's cyborg.clients.nova.NovaClient.
+    :raises InstanceNotInProject: Nova has no such instance or another
+        project owns it (one answer for both).
+    :raises NovaUnavailable: Nova could not say.
+    """
+    if context.is_admin:
+        return
+    if not nova.enabled:
+        LOG.info('Not checking that instance %s belongs to project %s: Nova '
+                 'is not configured ([nova] auth_type is not set)',
+                 instance_uuid, context.project_id)
+        return
+    owner = nova.server_project(instance_uuid)
+    if owner is None or owner != context.project_id:
+        LOG.info('Refusing to attach to instance %s for project %s: Nova '
+                 '%s', instance_uuid, context.project_id,
+                 'has no such instance' if owner is None else
+                 'shows it in project %s' % owner)
+        raise exception.InstanceNotInProject(instance=instance_uuid,
+                                             project=context.project_id)
+
+
+def _allocated(context, uuid, consumers):
+    """The conflict of Placement allocations on an accelerator; consumers
+    (instances) not known to be the caller's project's are not named."""
+    if not context.is_admin:
+        projects = accelerators.instance_projects(context, consumers)
+        if not all(accelerators.may_name(context, projects.get(consumer))
+                   for consumer in consumers):
+            return exception.AcceleratorAllocatedElsewhere(uuid=uuid)
+    return exception.AcceleratorAllocated(uuid=uuid,
+                                          consumers=', '.join(consumers))
+
+
 def attach(context, uuid, agent_api, conductor, instance_uuid=None,
            host=None, project_id=None):
     """Attach an accelerator; returns its view once attached.
@@ -42,11 +82,18 @@ def attach(context, uuid, agent_api, conductor, instance_uuid=None,
     agent has the driver prepare it for the host's own use. Either way the
     agent reserves it in Placement so the scheduler does not hand it out.
 
-    :param conductor: the ConductorManager (finish_binds, tell_nova).
+    :param conductor: the ConductorManager (finish_binds, tell_nova,
+        nova).
+    :raises InstanceNotInProject, NovaUnavailable: see ``check_owner``;
+        nothing was written.
     :raises AttachFailed, AgentUnavailable and what ``start_attach``
         raises: the accelerator is then detached, as it was.
     """
     kind = accelerators.INSTANCE if instance_uuid else accelerators.HOST
+    if kind == accelerators.INSTANCE:
+        # NOTE(attachments): before anything is written, so that a refused
+        # attach leaves nothing to undo.
+        check_owner(context, instance_uuid, conductor.nova)
     job = accelerators.start_attach(context, uuid, kind,
                                     instance_uuid or host, project_id)
     reserved = False
@@ -61,6 +108,13 @@ def attach(context, uuid, agent_api, conductor, instance_uuid=None,
         _undo(context, job, agent_api, reserved)
         if isinstance(exc, exception.DriverError):
             raise exception.AttachFailed(uuid=uuid, reason=str(exc)) from exc
+        if isinstance(exc, exception.AcceleratorAllocated):
+            # NOTE(attachments): the agent names every consumer; the
+            # caller hears only of its own project's.
+            consumers = exc.kwargs.get('consumers') or ''
+            raise _allocated(context, uuid, [
+                name.strip() for name in consumers.split(',')
+                if name.strip()]) from exc
         raise
     accelerators.set_attach_state(context, uuid, accelerators.ATTACHING,
                                   accelerators.ATTACHED)
@@ -102,13 +156,17 @@ def detach(context, uuid, agent_api):
         if job['deployable'] is not None:
             consumers = _consumers(context, job, agent_api)
             if consumers:
-                raise exception.AcceleratorAllocated(
-                    uuid=uuid, consumers=', '.join(consumers))
+                raise _allocated(context, uuid, consumers)
         if job['kind'] is None:
-            if job.get('instances'):
+            instances = job.get('instances')
+            if instances and all(accelerators.may_name(context, project)
+                                 for _instance, project in instances):
                 raise exception.AcceleratorAttached(
                     uuid=uuid, target='instance %s by Nova; detach it '
-                    'through Nova' % ', '.join(job['instances']))
+                    'through Nova' % ', '.join(dict.fromkeys(
+                        instance for instance, _project in instances)))
+            if instances:
+                raise exception.AcceleratorAttachedElsewhere(uuid=uuid)
             raise exception.AcceleratorNotAttached(uuid=uuid)
         if job['deployable'] is not None:
             _agent_call(job, lambda *a: agent_api.detach(context, *a),

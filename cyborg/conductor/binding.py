@@ -127,10 +127,11 @@ def get(context, uuid, project_id=None):
 
 @main.reader
 def list_arqs(context, project_id=None, instance_uuid=None, limit=None,
-              marker=None, sort_key='id', sort_dir='asc'):
+              marker=None, sort_key='id', sort_dir='asc', resolved=False):
     """ARQs, of one project unless ``project_id`` is None (admins).
 
     :param marker: uuid of the last ARQ of the previous page.
+    :param resolved: only those whose binding is settled (ARQ_RESOLVED).
     :raises InvalidParameterValue: no ARQ (visible here) has that uuid.
     """
     model = models.AcceleratorRequest
@@ -144,6 +145,8 @@ def list_arqs(context, project_id=None, instance_uuid=None, limit=None,
         query = query.filter(model.project_id == project_id)
     if instance_uuid is not None:
         query = query.filter(model.instance_uuid == instance_uuid)
+    if resolved:
+        query = query.filter(model.state.in_(sorted(states.ARQ_RESOLVED)))
     marker_row = None
     if marker is not None:
         marker_row = context.session.scalars(_scoped(

@@ -251,6 +251,11 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def list_arqs(self, context, project_id=None, instance_uuid=None,
                   resolved=False, paging=None):
+        if resolved and instance_uuid is None:
+            # NOTE(conductor): without an instance there is nothing to wait
+            # for: the resolved ARQs are listed, the others left out.
+            return binding.list_arqs(context, project_id, resolved=True,
+                                     **(paging or {}))
         if resolved:
             waiting = binding.unresolved(context, instance_uuid, project_id)
             if waiting:

@@ -4,6 +4,10 @@ from oslo_config import cfg
 
 GROUP = cfg.OptGroup('api', title='REST API options')
 
+_SERVICE_TOKEN_REASON = ('Whether a request has a service token is the '
+                         'cyborg:arq:service_token policy rule, which a '
+                         'policy file can set like any other.')
+
 opts = [
     cfg.HostAddressOpt(
         'host_ip',
@@ -48,16 +52,25 @@ opts = [
     cfg.ListOpt(
         'binding_service_roles',
         default=['service'],
+        deprecated_for_removal=True,
+        deprecated_since='2026.2',
+        deprecated_reason=_SERVICE_TOKEN_REASON,
         help='Roles a service token (X-Service-Token, as Nova sends it) '
              'must carry one of for binding, unbinding and deleting bound '
-             'accelerator requests.'),
+             'accelerator requests. It only shapes the default of the '
+             'cyborg:arq:service_token policy rule.'),
     cfg.BoolOpt(
         'require_service_token',
         default=True,
+        deprecated_for_removal=True,
+        deprecated_since='2026.2',
+        deprecated_reason=_SERVICE_TOKEN_REASON,
         help='Refuse binding, unbinding and deleting bound accelerator '
              'requests without a service token. Turning it off lets any '
              'member of a project change the bindings of its instances, '
-             'which a tenant could use to take devices from under Nova.'),
+             'which a tenant could use to take devices from under Nova. '
+             'It only shapes the default of the cyborg:arq:service_token '
+             'policy rule ("@" when off).'),
 ]
 
 

@@ -3,6 +3,8 @@
 from cyborg.policies import base
 
 _ONE = '/v1/accelerators/{accelerator_uuid}'
+#: The rule that shows the attachments of every project in full.
+ALL_PROJECTS = 'cyborg:accelerator:all_projects'
 
 _RULES = [
     base.rule('cyborg:accelerator:get_all', base.PROJECT_MANAGER_OR_ADMIN,
@@ -30,6 +32,12 @@ _RULES = [
               'Detach an accelerator (an instance attach: the project that '
               'made it; a host attach: administrators).',
               [{'method': 'DELETE', 'path': _ONE}]),
+    base.rule(ALL_PROJECTS, 'rule:%s' % base.ADMIN_RULE,
+              'See which instance, accelerator request and project hold '
+              'every accelerator; the others see those of their own '
+              'project, and only that the others are in use.',
+              [{'method': 'GET', 'path': '/v1/accelerators'},
+               {'method': 'GET', 'path': _ONE}]),
 ]
 
 

@@ -2,9 +2,12 @@
 
 from oslo_policy import policy
 
-# NOTE(policy): targets are the caller's own {project_id, user_id}; the
-# project_id checks only assert a project-scoped token. Ownership of objects
-# (ARQs) is enforced where they are loaded.
+# NOTE(policy): every rule is checked for the caller's own {project_id,
+# user_id}, so project_id checks assert a project-scoped token. Which
+# project's resources (accelerator requests, attachments) a caller reaches
+# is a rule of its own per resource, "...:all_projects", administrators by
+# default (cyborg.policy.scope).
+ADMIN_RULE = 'context_is_admin'
 ADMIN_API = 'rule:admin_api'
 PROJECT_ADMIN_API = 'rule:project_admin_api'
 PROJECT_MANAGER_API = 'rule:project_manager_api'
@@ -22,6 +25,9 @@ _LEGACY_REASON = ('Cyborg now uses the personas admin, manager, member, '
 _LEGACY_SINCE = 'Wallaby'
 
 _PERSONAS = [
+    policy.RuleDefault(ADMIN_RULE, 'role:admin',
+                       description='Who is an administrator: the legacy '
+                                   'rules\' is_admin:True checks read it.'),
     policy.RuleDefault('admin_api', 'role:admin',
                        description='An administrator.'),
     policy.RuleDefault('project_admin_api',
@@ -70,8 +76,12 @@ _LEGACY = [
             'Internal flag for routes open to anyone.'),
     _legacy('allow', '@', 'Anyone.'),
     _legacy('deny', '!', 'No one.'),
-    _legacy('default', 'rule:admin_or_owner',
-            'The rule of a policy that is not registered.'),
+    # NOTE(policy): oslo.policy evaluates a reference to an undefined rule
+    # (a typo in an override) as this one, so it must fail closed.
+    policy.RuleDefault('default', ADMIN_API,
+                       description='The rule of a policy that is not '
+                                   'registered, and of any reference to an '
+                                   'undefined rule: administrators only.'),
     _legacy('is_admin', 'rule:admin_api', 'An administrator.'),
     _legacy('admin_or_owner', 'is_admin:True or project_id:%(project_id)s',
             'An administrator or the owning project.'),

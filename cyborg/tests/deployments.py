@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 
 import requests
@@ -60,19 +61,28 @@ class Deployment:
 
     ``conductor`` is the process that logs what the conductor does; each
     of ``procs`` must exit 0 without a trace when stop() stops it.
+    ``token``, when the API checks tokens, returns one that may list the
+    deployables.
     """
 
-    def __init__(self, url, placement_url, host, procs, conductor):
+    def __init__(self, url, placement_url, host, procs, conductor,
+                 token=None):
         self.url = url
         self.placement_url = placement_url
         self.host = host
         self.procs = procs
         self.conductor = conductor
+        self.token = token
+
+    def headers(self):
+        """The headers that get a request past the API's authentication."""
+        return {'X-Auth-Token': self.token()} if self.token else {}
 
     def deployables(self):
         """The API's deployables, or None before it answers."""
         try:
-            resp = requests.get(self.url + '/v2/deployables', timeout=10)
+            resp = requests.get(self.url + '/v2/deployables',
+                                headers=self.headers(), timeout=10)
         except (requests.ConnectionError, requests.Timeout):
             return None
         if resp.status_code != 200:
@@ -82,6 +92,13 @@ class Deployment:
     def wait_ready(self):
         """Wait until every deployable has its provider in Placement."""
         def ready():
+            # NOTE(tests): a process that died will never be ready; its log
+            # says why.
+            for proc in self.procs:
+                if not proc.alive():
+                    raise AssertionError('%s exited %s:\n%s' % (
+                        proc.name, proc.proc.returncode,
+                        proc.log()[proc.offset:][-4000:]))
             found = self.deployables()
             return found and all(d['rp_uuid'] for d in found)
 
@@ -111,10 +128,15 @@ def _stop(procs):
 
 
 @contextlib.contextmanager
-def all_in_one(tmp_path, sections=None):
+def all_in_one(tmp_path, sections=None, port=None, token=None):
     """The embedded default ``cyborg-all-in-one``; ``sections`` are added to
-    its configuration file."""
-    port, placement_port = processes.free_port(), processes.free_port()
+    its configuration file.
+
+    :param port: the API's, when it must be known before; a free one else.
+    :param token: the Deployment's, for an API that checks tokens.
+    """
+    port = port or processes.free_port()
+    placement_port = processes.free_port()
     conf = processes.write_config(tmp_path / 'aio.conf', dict({
         'DEFAULT': {'state_path': str(tmp_path / 'state'), 'host': 'aio'},
         'api': {'port': port},
@@ -125,12 +147,34 @@ def all_in_one(tmp_path, sections=None):
                              stop_signal=signal.SIGINT)
     found = Deployment('http://127.0.0.1:%d' % port,
                        'http://127.0.0.1:%d' % placement_port, 'aio', [proc],
-                       proc)
+                       proc, token=token)
     try:
         found.wait_ready()
         yield found
     finally:
         found.stop()
+
+
+@contextlib.contextmanager
+def all_in_one_behind_keystone(tmp_path, keystone, sections=None):
+    """all_in_one() on ``[api] auth_strategy = keystone``.
+
+    Its API checks tokens with ``keystone`` (a started
+    cyborg.tests.keystone.Keystone), as that Keystone's ``cyborg`` user,
+    and is listed in its catalog as the accelerator service before it
+    starts. The Deployment's token is the admin's.
+
+    :param sections: added to the configuration file, option by option.
+    """
+    port = processes.free_port()
+    keystone.register_accelerator('http://127.0.0.1:%d' % port)
+    merged = {'api': {'port': port, 'auth_strategy': 'keystone'},
+              'keystone_authtoken': keystone.authtoken_options()}
+    for section, options in (sections or {}).items():
+        merged[section] = dict(merged.get(section, {}), **options)
+    with all_in_one(tmp_path, sections=merged, port=port,
+                    token=keystone.admin_token) as found:
+        yield found
 
 
 @contextlib.contextmanager
@@ -190,9 +234,12 @@ def start(kind, tmp_path, **options):
 class FakeNova:
     """Just enough of Nova's compute API for Cyborg and its clients.
 
-    It answers version discovery, shows any server, and answers
-    os-server-external-events as Nova's API does, recording each request.
-    An instance in ``on_host`` gets per-event code 200; any other one has
+    It answers version discovery, shows and lists the servers ``own()``
+    registered (any other is a 404 itemNotFound, as Nova answers for an
+    instance it does not have), and answers os-server-external-events as
+    Nova's API does, recording each request. Shows are recorded in
+    ``shown``. An instance in ``on_host`` gets per-event code 200; any
+    other one has
     no host yet (nova-conductor binds before the compute claims it), which
     Nova answers with 207 and code 422 for each of its events. Events of an
     instance in ``gone`` get a 404 for the whole request, as Nova before
@@ -202,6 +249,8 @@ class FakeNova:
 
     def __init__(self):
         self.requests = []
+        self.servers = {}
+        self.shown = []
         self.on_host = set()
         self.gone = set()
         self.slow = {}
@@ -221,6 +270,17 @@ class FakeNova:
         # the versioned endpoint a catalog would list.
         return {'auth_type': 'none', 'endpoint_override': self.url}
 
+    def own(self, instance, project, name='vm', status='ACTIVE'):
+        """Make ``instance`` a server of ``project``; returns its body."""
+        server = {'id': instance, 'name': name, 'status': status,
+                  'tenant_id': project, 'user_id': 'user-of-%s' % project,
+                  'metadata': {}, 'links': [{
+                      'rel': 'self',
+                      'href': '%s/servers/%s' % (self.url, instance)}]}
+        with self._lock:
+            self.servers[instance] = server
+        return server
+
     def __enter__(self):
         self._thread.start()
         return self
@@ -234,15 +294,36 @@ class FakeNova:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
-                parts = self.path.split('?')[0].strip('/').split('/')
+                path, _, query = self.path.partition('?')
+                parts = path.strip('/').split('/')
+                if parts[1:] in (['servers'], ['servers', 'detail']):
+                    return self._list(urllib.parse.parse_qs(query))
                 if len(parts) == 3 and parts[1] == 'servers':
-                    return self._reply(200, {'server': {'id': parts[2],
-                                                        'name': 'vm'}})
+                    return self._show(parts[2])
                 self._reply(200, {'version': {
                     'id': 'v2.1', 'status': 'CURRENT', 'version': '2.96',
                     'min_version': '2.1', 'links': [{
                         'rel': 'self', 'href': 'http://%s/v2.1/'
                         % self.headers['Host']}]}})
+
+            def _show(self, instance):
+                with nova._lock:
+                    nova.shown.append({'headers': dict(self.headers),
+                                       'instance': instance})
+                    server = nova.servers.get(instance)
+                if server is None:
+                    return self._reply(404, {'itemNotFound': {
+                        'code': 404, 'message': 'Instance %s could not be '
+                                                'found.' % instance}})
+                self._reply(200, {'server': server})
+
+            def _list(self, query):
+                with nova._lock:
+                    servers = list(nova.servers.values())
+                names = query.get('name')
+                if names:
+                    servers = [s for s in servers if s['name'] in names]
+                self._reply(200, {'servers': servers})
 
             def do_POST(self):
                 length = int(self.headers.get('Content-Length') or 0)

@@ -54,19 +54,28 @@ class FakeGlance:
         return [json.dumps(body).encode()]
 
 
+def point(group, url, override):
+    """Point the keystoneauth options of ``group`` at ``url`` (admin_token
+    auth, any token)."""
+    # NOTE(tests): always admin_token: the options of another plugin with
+    # an option of the same name (none's endpoint) could not be registered
+    # beside these in the session's one CONF.
+    CONF.register_opts(
+        ks_loading.get_auth_plugin_conf_options('admin_token'),
+        group=group)
+    override('auth_type', 'admin_token', group=group)
+    override('endpoint', url, group=group)
+    override('token', '%s-token' % group, group=group)
+
+
 @contextlib.contextmanager
 def serving_app(app, group, override):
     """Serve ``app`` on a free port and point the keystoneauth options of
-    ``group`` at it (admin_token auth, any token)."""
+    ``group`` at it (see ``point``)."""
     server = service.WSGIService(group, app, '127.0.0.1', 0, 4)
     server.start()
     try:
-        CONF.register_opts(
-            ks_loading.get_auth_plugin_conf_options('admin_token'),
-            group=group)
-        override('auth_type', 'admin_token', group=group)
-        override('endpoint', server.url, group=group)
-        override('token', '%s-token' % group, group=group)
+        point(group, server.url, override)
         yield server
     finally:
         server.stop()

@@ -3,10 +3,12 @@
 import pecan
 from pecan import rest
 
+from cyborg.api import expose
 from cyborg.api import microversion
 from cyborg.api.controllers import v1
 from cyborg.api.controllers import v2
 from cyborg.api.types import link
+from cyborg.api.types import version as version_types
 
 DESCRIPTION = ('Cyborg is the OpenStack project for lifecycle management of '
                'hardware accelerators, such as GPUs, FPGAs, AI chips, '
@@ -16,11 +18,11 @@ DESCRIPTION = ('Cyborg is the OpenStack project for lifecycle management of '
 
 def version_document(href):
     """The v2 entry of the versions document."""
-    return {'id': v2.VERSION_ID,
-            'status': 'CURRENT',
-            'min_version': microversion.MIN_VERSION_STRING,
-            'max_version': microversion.MAX_VERSION_STRING,
-            'links': [{'href': href, 'rel': 'self'}]}
+    return version_types.Version(
+        id=v2.VERSION_ID, status='CURRENT',
+        min_version=microversion.MIN_VERSION_STRING,
+        max_version=microversion.MAX_VERSION_STRING,
+        links=[link.make_link('self', href)])
 
 
 class RootController(rest.RestController):
@@ -29,15 +31,13 @@ class RootController(rest.RestController):
     v1 = v1.V1Controller()
     v2 = v2.V2Controller()
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
+    @expose.expose(version_types.Versions)
     def get(self):
         version = version_document('%s/%s' % (link.public_url(),
                                               v2.VERSION_ID))
-        return {'name': 'OpenStack Cyborg API',
-                'description': DESCRIPTION,
-                'versions': [version],
-                'default_version': version}
+        return version_types.Versions(
+            name='OpenStack Cyborg API', description=DESCRIPTION,
+            versions=[version], default_version=version)
 
     @pecan.expose()
     def _route(self, args, request=None):

@@ -51,3 +51,25 @@ class ARQCollection(wtypes.Base):
         return base.with_next(cls(arqs=[ARQ.from_object(obj) for obj in objs]),
                               next_link)
 
+
+
+class ARQCreate(base.Body):
+    """``POST /v2/accelerator_requests``: the profile to request from."""
+
+    device_profile_name = wtypes.text
+    # NOTE(api): python-cyborgclient sends these (usually null); upstream
+    # ignores them, and so does this API.
+    device_profile_group_id = int
+    image_uuid = wtypes.text
+
+
+class PatchOperation(base.Body):
+    """One JSON-patch operation of a bind (add) or an unbind (remove)."""
+
+    op = wtypes.text
+    path = wtypes.text
+    value = wtypes.text
+
+
+#: ``PATCH /v2/accelerator_requests``: ARQ uuid -> its operations.
+PATCH_BODY = wtypes.DictType(wtypes.text, [PatchOperation])

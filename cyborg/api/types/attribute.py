@@ -39,3 +39,13 @@ class AttributeCollection(wtypes.Base):
         return base.with_next(
             cls(attributes=[Attribute.from_object(obj) for obj in objs]),
             next_link)
+
+
+class AttributePost(base.Body):
+    """``POST /v2/attributes``; from 2.4 the deployable may be named by
+    ``deployable_uuid`` instead of ``deployable_id``."""
+
+    deployable_id = int
+    deployable_uuid = wtypes.text
+    key = wtypes.text
+    value = wtypes.text

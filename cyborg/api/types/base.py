@@ -4,6 +4,7 @@ import datetime
 import json
 
 import wsme.api
+from wsme.rest import json as wsme_json
 import wsme.types as wtypes
 
 from cyborg import exception
@@ -71,23 +72,78 @@ def view_items(view, shown, resource, bookmark=True):
         yield item
 
 
-class _Rendered(wtypes.UserType):
-    """A body the handler made JSON-ready itself; WSME renders it as it
-    is instead of walking a typed object per item."""
+class JsonType(wtypes.UserType):
+    """Any JSON value, passed through as it is: a member whose content is
+    free-form (an accelerator's acc_capability), or a whole body a handler
+    made JSON-ready itself."""
 
     basetype = wtypes.text
-    name = 'rendered'
+    name = 'json'
 
     def tobasetype(self, value):
         return value
 
+    def frombasetype(self, value):
+        return value
 
-_RENDERED = _Rendered()
+    def validate(self, value):
+        return value
+
+
+JSON = JsonType()
 
 
 def rendered(body):
-    """What a WSME handler returns for a ``body`` it built (status 200)."""
-    return wsme.api.Response(body, status_code=200, return_type=_RENDERED)
+    """What a handler returns for a list ``body`` it built from the rows
+    of a list view (status 200).
+
+    NOTE(api): a list of thousands of items would take a WSME object per
+    item (and per link) to render; the collection types still describe
+    what these bodies hold.
+    """
+    return wsme.api.Response(body, status_code=200, return_type=JSON)
+
+
+class ListOrItem(wtypes.UserType):
+    """A list of ``item_type``; one bare item is taken as a list of one."""
+
+    name = 'list_or_item'
+
+    def __init__(self, item_type):
+        self.item_type = item_type
+        self.basetype = wtypes.ArrayType(item_type)
+
+    def frombasetype(self, value):
+        return value
+
+
+@wsme_json.fromjson.when_type(ListOrItem)
+def _list_or_item_fromjson(datatype, value):
+    if isinstance(value, dict):
+        value = [value]
+    return wsme_json.fromjson(datatype.basetype, value)
+
+
+class Body(wtypes.Base):
+    """A request body: its members as the client gave them."""
+
+    def as_dict(self):
+        """The members the body set (Unset ones left out)."""
+        return {attr.name: getattr(self, attr.key)
+                for attr in wtypes.list_attributes(type(self))
+                if getattr(self, attr.key) is not wtypes.Unset}
+
+
+def as_plain(value):
+    """A converted body back to plain JSON data (dicts, lists, values)."""
+    if isinstance(value, Body):
+        return {name: as_plain(item)
+                for name, item in value.as_dict().items()}
+    if isinstance(value, list):
+        return [as_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: as_plain(item) for key, item in value.items()}
+    return value
 
 
 class LegacyFilter(wtypes.Base):

@@ -67,3 +67,21 @@ class DeployableCollection(wtypes.Base):
         return base.with_next(
             cls(deployables=[Deployable.from_object(obj) for obj in objs]),
             next_link)
+
+
+class ImageRef(base.Body):
+    """The Glance image a deployable is programmed with."""
+
+    image_uuid = wtypes.text
+
+
+class ProgramOperation(base.Body):
+    """``{"op": "replace", "path": "/program", "value": [ImageRef]}``."""
+
+    op = wtypes.text
+    path = wtypes.text
+    value = [ImageRef]
+
+
+#: The body of ``PATCH /v2/deployables/{uuid}/program``.
+PROGRAM_BODY = [ProgramOperation]

@@ -48,3 +48,17 @@ class DeviceProfileCollection(wtypes.Base):
             cls(device_profiles=[DeviceProfile.from_object(obj)
                                  for obj in objs]),
             next_link)
+
+
+class DeviceProfilePost(base.Body):
+    """One profile of ``POST /v2/device_profiles``."""
+
+    name = wtypes.text
+    description = wtypes.text
+    uuid = wtypes.text
+    groups = wtypes.ArrayType(wtypes.DictType(wtypes.text, wtypes.text))
+
+
+#: The body of ``POST /v2/device_profiles``: a list of exactly one profile,
+#: as every client sends it; a bare profile object is taken too.
+POST_BODY = base.ListOrItem(DeviceProfilePost)

@@ -279,6 +279,7 @@ def cloud(tmp_path_factory):
         }
         with deployments.all_in_one(tmp, sections=sections) as found:
             found.glance = glance
+            found.nova = nova
             found.fpgaconf_record = record
             yield found
 
@@ -441,7 +442,7 @@ def _delete_device_profiles(api, profile):
                     200).json()['device_profiles'] == []
 
 
-def _v1_accelerators(api, deployable):
+def _v1_accelerators(api, cloud, deployable):
     body = {'name': 'ipsec-card-1'}
     created = api.call('POST', '/v1/accelerators', 201, body, version=None,
                        request_sample='accelerator-create-req.json')
@@ -465,10 +466,14 @@ def _v1_accelerators(api, deployable):
                      sample='accelerator-show-resp.json')
     assert shown.headers['ETag'] == '"1"'
     instance = api.role(str(uuid.uuid4()), 'v1-instance')
+    # NOTE(samples): the manager is no administrator, so the conductor
+    # asks Nova whether the instance is of the manager's project.
+    cloud.nova.own(instance, PROJECT)
     attached = api.call('PUT', found, 200, {'instance_uuid': instance},
                         version=None, identity=MANAGER,
                         request_sample='accelerator-attach-instance-req.json'
                         ).json()
+    assert [shown['instance'] for shown in cloud.nova.shown] == [instance]
     api.role(attached['attachments'][0]['arq_uuid'], 'v1-arq')
     api.samples.check('accelerator-attach-instance-resp.json', attached)
     api.call('DELETE', found, 204, version=None, identity=MANAGER)
@@ -542,7 +547,7 @@ def test_samples_are_what_the_api_answers(cloud):
     profile = _device_profile(api)
     _accelerator_requests(api, deployable)
     _delete_device_profiles(api, profile)
-    _v1_accelerators(api, deployable)
+    _v1_accelerators(api, cloud, deployable)
     _drivers_and_services(api, cloud)
     api.samples.finish()
     assert 'Traceback' not in cloud.conductor.log()

@@ -147,14 +147,28 @@ def test_device_list_and_show(cli, target):
     assert [(d['hostname'], d['type'], d['vendor']) for d in listed] == [
         (target.host, 'FPGA', '0xABCD')]
     # NOTE(tests): the in-tree client shows status only if asked for 2.3,
-    # which cyborgclient asks for by default.
+    # which cyborgclient asks for by default; at 2.3 an inactive device
+    # reads as upstream's "maintaining".
     shown = cli.json('accelerator', 'device', 'show', listed[0]['uuid'],
                      version='2.3')
     assert shown['uuid'] == listed[0]['uuid']
     assert (shown['hostname'], shown['model'], shown['status']) == (
-        target.host, 'Fake FPGA', 'inactive')
+        target.host, 'Fake FPGA', 'maintaining')
     assert json.loads(shown['std_board_info']) == json.loads(
         listed[0]['std_board_info'])
+
+
+def test_device_list_long_shows_upstream_status(cli, target):
+    # 2.3 clients compare against upstream's two values: enabled for a
+    # ready device, maintaining for any other state.
+    lifecycle = {d['uuid']: d['status'] for d in _api(
+        target, 'GET', '/devices', headers={
+            'OpenStack-API-Version': 'accelerator 2.4'}).json()['devices']}
+    listed = cli.json('accelerator', 'device', 'list', '--long',
+                      version='2.3')
+    assert {d['uuid']: d['status'] for d in listed} == {
+        uuid: 'enabled' if status == 'ready' else 'maintaining'
+        for uuid, status in lifecycle.items()}
 
 
 def test_deployable_list_and_show(cli, target):
@@ -231,6 +245,7 @@ def test_arq_bind_unbind_delete(cli, target, profile, nova):
     (deployable,) = target.deployables()
     rp_uuid = deployable['rp_uuid']
     instance = str(uuid.uuid4())
+    nova.own(instance, PROJECT)
 
     bind = ['accelerator', 'arq', 'bind', arq, target.host, instance,
             rp_uuid]

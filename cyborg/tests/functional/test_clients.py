@@ -1,5 +1,6 @@
 """openstacksdk's accelerator proxy against both deployments."""
 
+import json
 import uuid
 
 from openstack import connection
@@ -89,9 +90,13 @@ def test_devices_and_deployables(accel, target):
 def test_device_status_at_a_microversion(target):
     accel = _connect(target.url,
                      accelerator_default_microversion='2.3').accelerator
-    # NOTE(tests): a discovered device waits inactive for an operator,
-    # where upstream's would be enabled; the sdk passes the string on.
-    assert [d.status for d in accel.devices()] == ['inactive']
+    # NOTE(tests): a discovered device waits inactive for an operator;
+    # at 2.3 it reads as upstream's "maintaining" (not schedulable), and
+    # the lifecycle name shows from 2.4.
+    assert [d.status for d in accel.devices()] == ['maintaining']
+    latest = _connect(target.url,
+                      accelerator_default_microversion='2.4').accelerator
+    assert [d.status for d in latest.devices()] == ['inactive']
 
 
 def test_device_profile_create_list_get_delete(accel):
@@ -178,3 +183,96 @@ def test_sdk_patch_accelerator_request(accel, target, profile):
         assert bound.attach_handle_type == 'TEST_PCI'
     finally:
         accel.delete_accelerator_request(arq)
+
+
+# --- The upstream contract at 2.0-2.3, as the sdk meets it -------------------
+
+
+def test_sdk_disable_and_enable_without_a_microversion(accel, target):
+    """The sdk's disable_device/enable_device send no version header and
+    ignore the answer: the device must really change (a 404 would leave it
+    schedulable in silence)."""
+    at_23 = _connect(target.url,
+                     accelerator_default_microversion='2.3').accelerator
+    at_24 = _connect(target.url,
+                     accelerator_default_microversion='2.4').accelerator
+    (device,) = accel.devices()
+    accel.disable_device(device)
+    assert at_23.get_device(device.uuid).status == 'maintaining'
+    assert at_24.get_device(device.uuid).status == 'maintaining'
+    accel.enable_device(device)
+    # upstream's two values up to 2.3; the lifecycle name from 2.4
+    assert at_23.get_device(device.uuid).status == 'enabled'
+    assert at_24.get_device(device.uuid).status == 'ready'
+    assert [d.status for d in at_23.devices()] == ['enabled']
+    accel.disable_device(device)
+    assert [d.status for d in at_23.devices()] == ['maintaining']
+    accel.enable_device(device)
+    assert [d.status for d in at_23.devices()] == ['enabled']
+
+
+def test_device_profile_by_name_below_2_2_is_406(accel, profile):
+    with pytest.raises(sdk_exc.HttpException) as caught:
+        accel.get_device_profile(profile.name)
+    assert caught.value.status_code == 406
+    assert 'needs microversion 2.2' in str(caught.value)
+
+
+def test_device_profile_groups_as_upstream_validates_them(accel):
+    name = 'sdk-%s' % uuid.uuid4().hex[:8]
+    created = accel.create_device_profile(name=name, groups=[
+        {'resources: FPGA': '1', 'trait: CUSTOM_FAKE_DEVICE': 'required'}])
+    try:
+        assert created.groups == [{'resources:FPGA': '1',
+                                   'trait:CUSTOM_FAKE_DEVICE': 'required'}]
+        assert accel.get_device_profile(created.uuid).groups == (
+            created.groups)
+    finally:
+        accel.delete_device_profile(created)
+    for group, words in (
+            ({'resources:FPGA': '1', 'trait:OWNER_CYBORG': 'required'},
+             "'OWNER_CYBORG' is not a trait a device profile may ask for"),
+            ({'resources:DISK_GB': '1'},
+             "'DISK_GB' is not a resource class a device profile may ask "
+             "for")):
+        with pytest.raises(sdk_exc.BadRequestException) as caught:
+            accel.create_device_profile(name=name, groups=[group])
+        assert words in str(caught.value)
+    assert name not in [p.name for p in accel.device_profiles()]
+
+
+def test_resolved_arqs_without_an_instance(accel, target, profile):
+    arqs = [accel.create_accelerator_request(device_profile_name=profile.name)
+            for _ in range(2)]
+    try:
+        rp_uuid = _rp_uuid(accel, next(accel.deployables()).id)
+        instance = str(uuid.uuid4())
+        resp = accel.patch('/accelerator_requests', json={
+            arqs[0].uuid: _binding(target.host, instance, rp_uuid)})
+        assert resp.status_code == 202
+        accel.wait_for_status(arqs[0], 'Bound', failures=['BindFailed'],
+                              interval=0.1, wait=TIMEOUT, attribute='state')
+        resolved = accel.get('/accelerator_requests',
+                             params={'bind_state': 'resolved'})
+        assert resolved.status_code == 200
+        assert [a['uuid'] for a in resolved.json()['arqs']] == [
+            arqs[0].uuid]
+    finally:
+        for arq in arqs:
+            accel.delete_accelerator_request(arq)
+
+
+def test_empty_device_profile_name_is_404(accel):
+    with pytest.raises(sdk_exc.NotFoundException):
+        accel.create_accelerator_request(device_profile_name='')
+
+
+def test_a_later_route_says_from_which_version(accel):
+    (device,) = accel.devices()
+    resp = accel.post('/devices/%s/activate' % device.uuid, json={},
+                      raise_exc=False)
+    assert resp.status_code == 404
+    fault = json.loads(resp.json()['error_message'])
+    assert fault['faultstring'] == (
+        'POST /v2/devices/%s/activate exists from microversion 2.4; send '
+        '"OpenStack-API-Version: accelerator 2.4" or later.' % device.uuid)

@@ -122,6 +122,7 @@ def test_driver_lifecycle_services_and_attach(cli, target, nova):
 
     # To an instance: an ARQ is bound and Nova hears of it.
     instance = str(uuid.uuid4())
+    nova.own(instance, test_cli.PROJECT)
     attached = cli.json('accelerator', 'attach', 'instance', fake['UUID'],
                         instance)
     arq = attached['attachments'][0]['arq_uuid']

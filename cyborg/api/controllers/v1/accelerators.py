@@ -3,30 +3,18 @@
 from oslo_utils import uuidutils
 import pecan
 from pecan import rest
+import wsme.api
+from wsme.rest import json as wsme_json
+import wsme.types as wtypes
 
 from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
-from cyborg.api import validation
 from cyborg.api import validation_ops
+from cyborg.api.types import accelerator as acc_types
 from cyborg.api.types import base as types_base
-from cyborg.api.types import link
 from cyborg.conductor import rpcapi as conductor_rpcapi
-
-_PATH = 'v1/accelerators'
-
-
-def _url(uuid):
-    return '%s/%s/%s' % (link.public_url(), _PATH, uuid)
-
-
-def _view(item):
-    """What clients read of an accelerator (the revision is its ETag)."""
-    shown = {key: item[key] for key in (
-        'uuid', 'name', 'acc_specs', 'host', 'deployable_uuid',
-        'device_uuid', 'attachments', 'created_at', 'updated_at')}
-    shown['links'] = [{'href': _url(item['uuid']), 'rel': 'self'}]
-    return shown
+from cyborg.policies import accelerator as acc_policies
 
 
 def _etag(item):
@@ -45,9 +33,12 @@ def _if_match(request):
     return int(value)
 
 
-def _answer(item):
+def _answer(context, item):
+    """The accelerator as the caller may see it, with its revision as the
+    ETag; another project's attachments show only that they exist."""
     pecan.response.headers['ETag'] = _etag(item)
-    return _view(item)
+    return acc_types.Accelerator.from_entry(
+        item, policy.reach(acc_policies.ALL_PROJECTS, context))
 
 
 def _checked(uuid):
@@ -58,8 +49,7 @@ def _checked(uuid):
 
 class AcceleratorsController(rest.RestController):
     """Discovered deployables and operators' records, as the proposal's
-    accelerators; plain pecan handlers, with errors in the envelope from
-    the ErrorHook."""
+    accelerators."""
 
     def __init__(self):
         self._conductor = None
@@ -71,81 +61,77 @@ class AcceleratorsController(rest.RestController):
             self._conductor = conductor_rpcapi.ConductorAPI()
         return self._conductor
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def get_all(self, **params):
-        types_base.check_query(params, ())
+    @expose.expose(acc_types.AcceleratorCollection)
+    def get_all(self):
+        types_base.check_query(pecan.request.params, ())
         context = pecan.request.context
-        policy.authorize('cyborg:accelerator:get_all', None, context)
-        # NOTE(v1): the proposal names the list "accelerator".
-        return {'accelerator': [_view(item) for item in
-                                self.conductor.list_accelerators(context)]}
+        project = policy.scope('cyborg:accelerator:get_all',
+                               acc_policies.ALL_PROJECTS, context)
+        return acc_types.AcceleratorCollection.from_entries(
+            self.conductor.list_accelerators(context), project)
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def get_one(self, *args, **_members):
-        uuid, rest = expose.segments(args, 1)
-        if rest:
-            pecan.abort(404)
+    @expose.expose(acc_types.Accelerator, wtypes.text)
+    def get_one(self, uuid):
         context = pecan.request.context
         policy.authorize('cyborg:accelerator:get_one', None, context)
-        return _answer(self.conductor.get_accelerator(context,
+        return _answer(context,
+                       self.conductor.get_accelerator(context,
                                                       _checked(uuid)))
 
-    @pecan.expose(content_type='application/json')
-    def post(self, *rest, **_members):
+    @expose.expose(None, body=acc_types.AcceleratorPost,
+                   schema=validation_ops.ACCELERATOR_POST, status_code=201)
+    def post(self, accelerator):
         """Create; 201 with an empty body and a Location header."""
-        if rest:
-            pecan.abort(405)
         context = pecan.request.context
         policy.authorize('cyborg:accelerator:create', None, context)
-        name, uuid = validation_ops.accelerator_post(
-            validation.json_body(pecan.request))
+        uuid = accelerator.uuid
         item = self.conductor.create_accelerator(
-            context, name, uuid, project_id=context.project_id)
-        pecan.response.status = 201
-        pecan.response.headers['Location'] = _url(item['uuid'])
+            context, accelerator.name,
+            None if uuid is wtypes.Unset else uuid,
+            project_id=context.project_id)
+        pecan.response.headers['Location'] = acc_types.url(item['uuid'])
         pecan.response.headers['ETag'] = _etag(item)
-        return ''
+        return wsme.api.Response(None, status_code=201, return_type=None)
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def put(self, *args, **_members):
+    # NOTE(v1): one handler serves both PUTs, and the path decides the
+    # body: an Attach on /{uuid}, a SpecUpdate on /{uuid}/{spec}, each
+    # checked against its schema before WSME converts it.
+    @expose.expose(acc_types.Accelerator, wtypes.text, wtypes.text,
+                   body=types_base.JSON, path=2)
+    def put(self, uuid=None, acc_spec=None, body=None):
         """``PUT /{uuid}`` attaches; ``PUT /{uuid}/{acc_spec}`` sets the
         spec (``acc_specs`` whole, or one key of it)."""
-        uuid, acc_spec, rest = expose.segments(args, 2)
         if uuid is None:
             pecan.abort(405)
-        if rest:
-            raise exception.NotFound('No such resource: PUT /v1/accelerators'
-                                     '/%s/%s' % (uuid, '/'.join(
-                                         (acc_spec,) + rest)))
-        _checked(uuid)
         context = pecan.request.context
-        body = validation.json_body(pecan.request)
         if acc_spec is not None:
             return self._set_spec(context, uuid, acc_spec, body)
-        current = self.conductor.get_accelerator(context, uuid)
-        instance, host = validation_ops.attach(body, current)
+        # NOTE(v1): checked and authorized before the accelerator is looked
+        # up, so that its existence tells nothing to who may not attach.
+        attach = validation_ops.attach(body)
+        wsme_json.fromjson(acc_types.Attach, body)
         policy.authorize('cyborg:accelerator:attach_%s' % (
-            'instance' if instance else 'host'), None, context)
-        return _answer(self.conductor.attach_accelerator(
-            context, uuid, instance_uuid=instance, host=host,
-            project_id=context.project_id))
+            'instance' if attach.get('instance_uuid') else 'host'), None,
+            context)
+        current = self.conductor.get_accelerator(context, _checked(uuid))
+        validation_ops.check_names(attach, current)
+        return _answer(context, self.conductor.attach_accelerator(
+            context, uuid, instance_uuid=attach.get('instance_uuid'),
+            host=attach.get('host'), project_id=context.project_id))
 
     def _set_spec(self, context, uuid, key, body):
         policy.authorize('cyborg:accelerator:update_spec', None, context)
         key, value = validation_ops.spec_put(key, body)
-        return _answer(self.conductor.update_accelerator_spec(
-            context, uuid, key, value, _if_match(pecan.request)))
+        wsme_json.fromjson(acc_types.SpecUpdate, body)
+        return _answer(context, self.conductor.update_accelerator_spec(
+            context, _checked(uuid), key, value, _if_match(pecan.request)))
 
-    @pecan.expose(content_type='application/json')
-    def delete(self, *args, **_members):
+    @expose.expose(None, wtypes.text, status_code=204)
+    def delete(self, uuid):
         """Detach; 204."""
-        uuid, rest = expose.segments(args, 1)
-        if uuid is None or rest:
-            pecan.abort(405)
         context = pecan.request.context
+        # NOTE(v1): who may detach nothing learns nothing of what exists.
+        policy.authorize('cyborg:accelerator:detach', None, context)
         current = self.conductor.get_accelerator(context, _checked(uuid))
         mine = [entry for entry in current['attachments']
                 if entry.get('via') == 'v1']
@@ -162,5 +148,4 @@ class AcceleratorsController(rest.RestController):
                              {'project_id': project,
                               'user_id': context.user_id}, context)
         self.conductor.detach_accelerator(context, uuid)
-        pecan.response.status = 204
-        return ''
+        return wsme.api.Response(None, status_code=204, return_type=None)

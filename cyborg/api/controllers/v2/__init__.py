@@ -1,8 +1,8 @@
 """Version 2 of the API: its document and its resources."""
 
-import pecan
 from pecan import rest
 
+from cyborg.api import expose
 from cyborg.api import microversion
 from cyborg.api.controllers.v2 import agents
 from cyborg.api.controllers.v2 import arqs
@@ -13,6 +13,7 @@ from cyborg.api.controllers.v2 import devices
 from cyborg.api.controllers.v2 import drivers
 from cyborg.api.controllers.v2 import services
 from cyborg.api.types import link
+from cyborg.api.types import version as version_types
 
 VERSION_ID = 'v2'
 
@@ -29,13 +30,11 @@ class V2Controller(rest.RestController):
     drivers = drivers.DriversController()
     services = services.ServicesController()
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
+    @expose.expose(version_types.Version)
     def get(self):
-        return {'id': 'v2.0',
-                'status': 'CURRENT',
-                'min_version': microversion.MIN_VERSION_STRING,
-                'max_version': microversion.MAX_VERSION_STRING,
-                'links': [{'href': '%s/%s/' % (link.public_url(),
-                                               VERSION_ID),
-                           'rel': 'self'}]}
+        return version_types.Version(
+            id='v2.0', status='CURRENT',
+            min_version=microversion.MIN_VERSION_STRING,
+            max_version=microversion.MAX_VERSION_STRING,
+            links=[link.make_link('self', '%s/%s/' % (link.public_url(),
+                                                      VERSION_ID))])

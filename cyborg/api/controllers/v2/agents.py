@@ -3,7 +3,6 @@
 import pecan
 from pecan import rest
 
-from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
 from cyborg.api import microversion
@@ -17,9 +16,8 @@ class AgentsController(rest.RestController):
     """One entry per host running cyborg-agent."""
 
     @expose.expose(agent_types.AgentCollection)
+    @microversion.versioned('2.4')
     def get_all(self):
-        if not microversion.at_least(2, 4):
-            raise exception.NotFound('GET /v2/agents needs microversion 2.4')
         context = pecan.request.context
         policy.authorize('cyborg:agent:get_all', None, context)
         agents = service_obj.Service.list(context, binary=AGENT_BINARY)

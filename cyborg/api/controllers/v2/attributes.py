@@ -5,7 +5,6 @@ from oslo_utils import uuidutils
 import pecan
 from pecan import rest
 import wsme.api
-from wsme.rest import json as wsme_json
 import wsme.types as wtypes
 
 from cyborg import exception
@@ -22,6 +21,12 @@ from cyborg.objects import deployable as deployable_obj
 
 _SORT_KEYS = ('id', 'uuid', 'deployable_id', 'key', 'created_at',
               'updated_at')
+
+#: The query parameters of GET /v2/attributes at each microversion.
+_QUERY = microversion.ByVersion({
+    '2.0': ('deployable_id', 'key'),
+    '2.4': ('deployable_id', 'key', 'deployable_uuid'),
+})
 
 
 def _deployable_id(value):
@@ -53,12 +58,10 @@ class AttributesController(rest.RestController):
     operators add their own."""
 
     @expose.expose(attribute_types.AttributeCollection, wtypes.text,
-                   wtypes.text, wtypes.text, ignore_extra_args=True)
+                   wtypes.text, wtypes.text)
     def get_all(self, deployable_id=None, key=None, deployable_uuid=None):
-        since_2_4 = microversion.at_least(2, 4)
-        types_base.check_query(
-            pecan.request.params, ('deployable_id', 'key') +
-            (('deployable_uuid',) if since_2_4 else ()) + paging.params())
+        types_base.check_query(pecan.request.params,
+                               _QUERY() + paging.params())
         pages = paging.parse(_SORT_KEYS)
         filters = {}
         if deployable_id is not None:
@@ -85,25 +88,22 @@ class AttributesController(rest.RestController):
         return attribute_types.Attribute.from_object(
             attribute_obj.Attribute.get(context, uuid))
 
-    # NOTE(attributes): a plain handler so that every malformed body gets
-    # the JSON Schema's message (WSME would drop unknown fields silently).
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def post(self):
+    @expose.expose(attribute_types.Attribute,
+                   body=attribute_types.AttributePost,
+                   schema=validation.ATTRIBUTE_POSTS, status_code=201)
+    def post(self, attribute):
         """Create from ``{"deployable_id", "key", "value"}``; 201."""
         context = pecan.request.context
         policy.authorize('cyborg:attribute:create', None, context)
-        fields = validation.attribute(validation.json_body(pecan.request),
-                                      by_uuid=microversion.at_least(2, 4))
+        fields = validation.attribute(attribute.as_dict())
         deployable_id = fields.get('deployable_id')
         if deployable_id is None:
             deployable_id = _by_uuid(context, fields['deployable_uuid'])
         created = conductor_rpcapi.ConductorAPI().create_attribute(
             context, deployable_id, fields['key'], fields['value'])
         view = attribute_types.Attribute.from_object(created)
-        pecan.response.status = 201
         pecan.response.location = view.links[0].href
-        return wsme_json.tojson(attribute_types.Attribute, view)
+        return view
 
     @expose.expose(None, wtypes.text, status_code=204)
     def delete(self, uuid):

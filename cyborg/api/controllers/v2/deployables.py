@@ -4,7 +4,6 @@ from oslo_config import cfg
 from oslo_utils import uuidutils
 import pecan
 from pecan import rest
-from wsme.rest import json as wsme_json
 import wsme.types as wtypes
 
 from cyborg import exception
@@ -89,7 +88,7 @@ class DeployablesController(rest.RestController):
     """The assignable parts of devices (one Placement provider each)."""
 
     @expose.expose(deployable_types.DeployableCollection,
-                   types_base.LegacyFilter, ignore_extra_args=True)
+                   types_base.LegacyFilter)
     def get_all(self, filters=None):
         query, by_uuid = _list_query(filters)
         pages = paging.parse(_SORT_KEYS)
@@ -117,28 +116,24 @@ class DeployablesController(rest.RestController):
         deployable = deployable_obj.Deployable.get(context, uuid)
         return deployable_types.Deployable.from_object(deployable)
 
-    # NOTE(deployables): a plain handler: the body is a JSON list, which
-    # WSME does not take; errors still get the envelope from the ErrorHook.
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def patch(self, *args, **_members):
+    @expose.expose(deployable_types.Deployable, wtypes.text, wtypes.text,
+                   body=deployable_types.PROGRAM_BODY,
+                   schema=validation.PROGRAM_PATCH, path=2)
+    def patch(self, uuid=None, action=None, operations=None):
         """``PATCH /v2/deployables/{uuid}/program`` with
         ``[{"op": "replace", "path": "/program",
         "value": [{"image_uuid": ...}]}]``; 200 with the deployable once
         the agent has loaded the image."""
-        uuid, action, rest = expose.segments(args, 2)
         if uuid is None:
             pecan.abort(405)
-        if action != 'program' or rest:
+        if action != 'program':
             raise exception.NotFound('No such action: PATCH '
                                      '/v2/deployables/{uuid}/%s' % action)
         if not uuidutils.is_uuid_like(uuid):
             raise exception.DeployableNotFound(uuid=uuid)
         context = pecan.request.context
         policy.authorize('cyborg:deployable:program', None, context)
-        image = validation.program_patch(validation.json_body(pecan.request))
+        image = validation.program_patch(types_base.as_plain(operations))
         programmed = conductor_rpcapi.ConductorAPI().program_deployable(
             context, uuid, image)
-        return wsme_json.tojson(
-            deployable_types.Deployable,
-            deployable_types.Deployable.from_object(programmed))
+        return deployable_types.Deployable.from_object(programmed)

@@ -4,7 +4,6 @@ from oslo_utils import uuidutils
 import pecan
 from pecan import rest
 import wsme.api
-from wsme.rest import json as wsme_json
 import wsme.types as wtypes
 
 from cyborg import exception
@@ -28,19 +27,28 @@ def _names(value):
     return names
 
 
-def _find(context, uuid_or_name):
-    if uuidutils.is_uuid_like(uuid_or_name):
-        return dp_obj.DeviceProfile.get(context, uuid_or_name)
-    if microversion.at_least(2, 2):
-        return dp_obj.DeviceProfile.get_by_name(context, uuid_or_name)
-    raise exception.DeviceProfileNotFound(uuid=uuid_or_name)
+def _duplicate(context, fields):
+    """Which of the new profile's unique fields another profile has."""
+    uuid = fields.get('uuid')
+    if uuid:
+        try:
+            dp_obj.DeviceProfile.get(context, uuid)
+        except exception.DeviceProfileNotFound:
+            pass
+        else:
+            return exception.DuplicateDeviceProfileUUID(uuid=uuid)
+    return exception.DuplicateDeviceProfile(name=fields['name'])
+
+
+def _shown(profile):
+    return dp_types.DeviceProfileOne(
+        device_profile=dp_types.DeviceProfile.from_object(profile))
 
 
 class DeviceProfilesController(rest.RestController):
     """Named lists of request groups; global, written by administrators."""
 
-    @expose.expose(dp_types.DeviceProfileCollection, wtypes.text,
-                   ignore_extra_args=True)
+    @expose.expose(dp_types.DeviceProfileCollection, wtypes.text)
     def get_all(self, name=None):
         types_base.check_query(pecan.request.params,
                                ('name',) + paging.params())
@@ -55,37 +63,46 @@ class DeviceProfilesController(rest.RestController):
             next_link=paging.next_link('device_profiles', profiles, pages))
 
     @expose.expose(dp_types.DeviceProfileOne, wtypes.text)
+    @microversion.versioned('2.0', '2.1')
     def get_one(self, uuid_or_name):
+        """By uuid; a name in the path is refused (406), as upstream."""
         context = pecan.request.context
         policy.authorize('cyborg:device_profile:get_one', None, context)
-        profile = _find(context, uuid_or_name)
-        return dp_types.DeviceProfileOne(
-            device_profile=dp_types.DeviceProfile.from_object(profile))
+        if not uuidutils.is_uuid_like(uuid_or_name):
+            raise exception.NotAcceptableInMicroversion(
+                what='Showing a device profile by name', since='2.2',
+                version=microversion.current())
+        return _shown(dp_obj.DeviceProfile.get(context, uuid_or_name))
 
-    # NOTE(device_profiles): a plain pecan handler, because WSME takes
-    # only JSON objects as bodies and clients send a list; errors still
-    # get the envelope from the ErrorHook.
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def post(self):
+    @expose.expose(dp_types.DeviceProfileOne, wtypes.text)
+    @microversion.versioned('2.2')
+    def get_one(self, uuid_or_name):  # noqa: F811 (a version's variant)
+        """By uuid or by name."""
+        context = pecan.request.context
+        policy.authorize('cyborg:device_profile:get_one', None, context)
+        if uuidutils.is_uuid_like(uuid_or_name):
+            return _shown(dp_obj.DeviceProfile.get(context, uuid_or_name))
+        return _shown(dp_obj.DeviceProfile.get_by_name(context,
+                                                       uuid_or_name))
+
+    @expose.expose(dp_types.DeviceProfile, body=dp_types.POST_BODY,
+                   schema=validation.DEVICE_PROFILE_POST, status_code=201)
+    def post(self, profiles):
         """Create from ``[{"name", "groups", "description"?, "uuid"?}]``.
         """
         context = pecan.request.context
         policy.authorize('cyborg:device_profile:create', None, context)
-        fields = validation.device_profile(
-            validation.json_body(pecan.request))
+        fields = validation.device_profile(profiles[0].as_dict())
         profile = dp_obj.DeviceProfile(context, **fields)
         try:
             profile.create()
         except exception.DuplicateEntry as exc:
-            raise exception.DuplicateDeviceProfile(
-                name=fields['name']) from exc
+            raise _duplicate(context, fields) from exc
         view = dp_types.DeviceProfile.from_object(profile)
-        pecan.response.status = 201
         pecan.response.location = view.links[0].href
-        return wsme_json.tojson(dp_types.DeviceProfile, view)
+        return view
 
-    @expose.expose(None, wtypes.text, wtypes.text, status_code=204)
+    @expose.expose(None, wtypes.text, wtypes.text, path=1, status_code=204)
     def delete(self, uuid_or_names=None, value=None):
         """``DELETE /{uuid}``, or by names: ``/{n1,n2}`` or ``?value=``.
 

@@ -1,4 +1,4 @@
-"""``/v2/devices``: list, show and (2.4) activate."""
+"""``/v2/devices``: list, show, enable, disable and (2.4) activate."""
 
 from oslo_utils import uuidutils
 import pecan
@@ -23,6 +23,8 @@ _QUERY_PARAMS = ('type', 'vendor', 'hostname', 'filters.field',
                  'filters.value')
 _SORT_KEYS = ('id', 'uuid', 'type', 'vendor', 'model', 'hostname',
               'status', 'created_at', 'updated_at')
+#: POST /v2/devices/{uuid}/<action>.
+ACTIONS = ('enable', 'disable', 'activate')
 
 
 def _list_filters(type_, vendor, hostname, legacy):
@@ -46,21 +48,33 @@ def _list_filters(type_, vendor, hostname, legacy):
     return filters
 
 
+def _checked(uuid):
+    if not uuidutils.is_uuid_like(uuid):
+        # NOTE(devices): nothing has that id, so it is not found (404)
+        # rather than a malformed request.
+        raise exception.DeviceNotFound(uuid=uuid)
+    return uuid
+
+
+def _no_body():
+    # NOTE(devices): upstream answers enable and disable with an empty
+    # 200, which pecan sends as 204; clients accept either.
+    return wsme.api.Response(None, status_code=200, return_type=None)
+
+
 class DevicesController(rest.RestController):
     """Physical accelerator cards, as the agents discovered them."""
 
     @expose.expose(device_types.DeviceCollection, wtypes.text, wtypes.text,
-                   wtypes.text, types_base.LegacyFilter,
-                   ignore_extra_args=True)
+                   wtypes.text, types_base.LegacyFilter)
     def get_all(self, type=None, vendor=None, hostname=None, filters=None):
-        view = _view()
         query = _list_filters(type, vendor, hostname, filters)
         context = pecan.request.context
         policy.authorize('cyborg:device:get_all', None, context)
         pages = paging.parse(_SORT_KEYS)
         listed = device_obj.Device.list_view(context, filters=query,
                                              **pages)
-        body = device_types.list_body(listed, **view)
+        body = device_types.list_body(listed)
         next_link = paging.next_link('devices', body['devices'], pages)
         if next_link:
             body['next'] = next_link
@@ -68,52 +82,45 @@ class DevicesController(rest.RestController):
 
     @expose.expose(device_types.Device, wtypes.text)
     def get_one(self, uuid):
-        view = _view()
-        _check_uuid(uuid)
+        _checked(uuid)
         context = pecan.request.context
         policy.authorize('cyborg:device:get_one', None, context)
         device = device_obj.Device.get(context, uuid)
-        return device_types.Device.from_object(device, **view)
+        return device_types.Device.from_object(device)
 
-    @expose.expose(device_types.Device, wtypes.text, wtypes.text)
-    def post(self, uuid, action):
-        """``POST /v2/devices/{uuid}/<action>``.
-
-        ``enable`` and ``disable`` (2.3) answer with no body (pecan sends
-        that 200 as 204, as for upstream's); ``activate`` (2.4) answers
-        with the device.
-        """
-        since, call = _ACTIONS.get(action, ((99, 0), None))
-        if call is None or not microversion.at_least(*since):
+    @expose.expose(device_types.Device, wtypes.text, wtypes.text, path=2)
+    def post(self, uuid=None, action=None):
+        """``POST /v2/devices/{uuid}/<action>``: enable, disable, and
+        (2.4) activate."""
+        if uuid is None:
+            pecan.abort(405)
+        call = getattr(self, '_%s' % action, None) if action in (
+            ACTIONS) else None
+        if call is None:
             raise exception.NotFound(
                 'No such action: POST /v2/devices/{uuid}/%s' % action)
-        _check_uuid(uuid)
-        context = pecan.request.context
-        policy.authorize('cyborg:device:%s' % action, None, context)
-        device = call(conductor_rpcapi.ConductorAPI(), context, uuid)
-        if action != 'activate':
-            return wsme.api.Response(None, status_code=200,
-                                     return_type=None)
-        return device_types.Device.from_object(device, **_view())
+        return call(pecan.request.context, _checked(uuid))
 
+    # NOTE(devices): upstream serves enable and disable whatever the
+    # microversion; openstacksdk sends none and must not get a 404.
+    def _enable(self, context, uuid):
+        """End maintenance (or activate an inactive device)."""
+        policy.authorize('cyborg:device:enable', None, context)
+        conductor_rpcapi.ConductorAPI().set_device_enabled(context, uuid,
+                                                           True)
+        return _no_body()
 
-_ACTIONS = {
-    'activate': ((2, 4), lambda api, ctx, uuid: api.activate_device(
-        ctx, uuid)),
-    'enable': ((2, 3), lambda api, ctx, uuid: api.set_device_enabled(
-        ctx, uuid, True)),
-    'disable': ((2, 3), lambda api, ctx, uuid: api.set_device_enabled(
-        ctx, uuid, False)),
-}
+    def _disable(self, context, uuid):
+        """Put the device in maintenance."""
+        policy.authorize('cyborg:device:disable', None, context)
+        conductor_rpcapi.ConductorAPI().set_device_enabled(context, uuid,
+                                                           False)
+        return _no_body()
 
-
-def _view():
-    return {'with_status': microversion.at_least(2, 3),
-            'with_lifecycle': microversion.at_least(2, 4)}
-
-
-def _check_uuid(uuid):
-    if not uuidutils.is_uuid_like(uuid):
-        # NOTE(devices): nothing has that id, so it is not found (404)
-        # rather than a malformed request.
-        raise exception.DeviceNotFound(uuid=uuid)
+    @microversion.versioned('2.4')
+    def _activate(self, context, uuid):
+        """Run the driver's install step; the device once it is ready."""
+        policy.authorize('cyborg:device:activate', None, context)
+        device = conductor_rpcapi.ConductorAPI().activate_device(context,
+                                                                 uuid)
+        return device_types.Device.from_object(device)

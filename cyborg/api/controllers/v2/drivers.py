@@ -5,29 +5,20 @@ import urllib.parse
 
 import pecan
 from pecan import rest
+import wsme.api
+import wsme.types as wtypes
 
-from cyborg import exception
 from cyborg import policy
 from cyborg.api import expose
 from cyborg.api import microversion
-from cyborg.api import validation
 from cyborg.api import validation_ops
 from cyborg.api.types import base as types_base
+from cyborg.api.types import driver as driver_types
 from cyborg.api.types import link
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
-MIN_VERSION = (2, 5)
-
-
-def require_version(route):
-    if not microversion.at_least(*MIN_VERSION):
-        raise exception.NotFound('%s needs microversion 2.5' % route)
-
-
-def request_body():
-    """The JSON body, or None when there is none."""
-    raw = pecan.request.body
-    return validation.json_body(pecan.request) if raw else None
+#: The microversion that added the driver and service operations.
+SINCE = '2.5'
 
 
 def _url(host, name):
@@ -39,58 +30,47 @@ def _url(host, name):
 class DriversController(rest.RestController):
     """One entry per driver installed on an agent's host."""
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def get_all(self, **params):
-        require_version('GET /v2/drivers')
-        types_base.check_query(params, ('host',))
-        host = params.get('host')
+    @expose.expose(driver_types.DriverCollection, wtypes.text)
+    @microversion.versioned(SINCE)
+    def get_all(self, host=None):
+        types_base.check_query(pecan.request.params, ('host',))
         context = pecan.request.context
         policy.authorize('cyborg:driver:get_all', None, context)
-        return {'drivers': conductor_rpcapi.ConductorAPI().list_drivers(
-            context, host=host)}
+        return driver_types.DriverCollection.from_entries(
+            conductor_rpcapi.ConductorAPI().list_drivers(context, host=host))
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def post(self, *rest, **_members):
+    @expose.expose(driver_types.Driver, body=driver_types.DriverInstall,
+                   schema=validation_ops.DRIVER_INSTALL, status_code=201)
+    @microversion.versioned(SINCE)
+    def post(self, wanted):
         """Install: ``{"host", "name"}``; 201 with the driver."""
-        require_version('POST /v2/drivers')
-        if rest:
-            pecan.abort(405)
         context = pecan.request.context
         policy.authorize('cyborg:driver:install', None, context)
-        wanted = validation_ops.optional(validation_ops.DRIVER_INSTALL,
-                                         request_body())
         entry = conductor_rpcapi.ConductorAPI().install_driver(
-            context, wanted['host'], wanted['name'])
-        pecan.response.status = 201
+            context, wanted.host, wanted.name)
         pecan.response.headers['Location'] = _url(entry['host'],
                                                   entry['name'])
-        return entry
+        return driver_types.Driver.from_entry(entry)
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def patch(self, *args, **_members):
+    @expose.expose(driver_types.Driver, wtypes.text, wtypes.text,
+                   body=driver_types.DriverUpdate,
+                   schema=validation_ops.DRIVER_UPDATE, body_required=False)
+    @microversion.versioned(SINCE)
+    def patch(self, host, name, update=None):
         """Update: reload its options, or load ``{"image_uuid"}``."""
-        host, name, rest = expose.segments(args, 2)
-        require_version('PATCH /v2/drivers/{host}/{name}')
-        if name is None or rest:
-            pecan.abort(405)
         context = pecan.request.context
         policy.authorize('cyborg:driver:update', None, context)
-        image = validation_ops.image_uuid(request_body())
-        return conductor_rpcapi.ConductorAPI().update_driver(
-            context, host, name, image_id=image)
+        image = update.image_uuid if update is not None else None
+        return driver_types.Driver.from_entry(
+            conductor_rpcapi.ConductorAPI().update_driver(
+                context, host, name,
+                image_id=None if image is wtypes.Unset else image))
 
-    @pecan.expose(content_type='application/json')
-    def delete(self, *args, **_members):
+    @expose.expose(None, wtypes.text, wtypes.text, status_code=204)
+    @microversion.versioned(SINCE)
+    def delete(self, host, name):
         """Uninstall; 204."""
-        host, name, rest = expose.segments(args, 2)
-        require_version('DELETE /v2/drivers/{host}/{name}')
-        if name is None or rest:
-            pecan.abort(405)
         context = pecan.request.context
         policy.authorize('cyborg:driver:uninstall', None, context)
         conductor_rpcapi.ConductorAPI().uninstall_driver(context, host, name)
-        pecan.response.status = 204
-        return ''
+        return wsme.api.Response(None, status_code=204, return_type=None)

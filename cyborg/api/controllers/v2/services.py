@@ -2,11 +2,15 @@
 
 import pecan
 from pecan import rest
+import wsme.types as wtypes
 
 from cyborg import policy
+from cyborg.api import expose
+from cyborg.api import microversion
 from cyborg.api import validation_ops
 from cyborg.api.controllers.v2 import drivers
 from cyborg.api.types import base as types_base
+from cyborg.api.types import driver as driver_types
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
 
@@ -15,25 +19,25 @@ class ServicesController(rest.RestController):
 
     _custom_actions = {'discover': ['POST']}
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def get_all(self, **params):
-        drivers.require_version('GET /v2/services')
-        types_base.check_query(params, ('host', 'driver'))
-        host, driver = params.get('host'), params.get('driver')
+    @expose.expose(driver_types.ServiceCollection, wtypes.text, wtypes.text)
+    @microversion.versioned(drivers.SINCE)
+    def get_all(self, host=None, driver=None):
+        types_base.check_query(pecan.request.params, ('host', 'driver'))
         context = pecan.request.context
         policy.authorize('cyborg:service:get_all', None, context)
-        return {'services': conductor_rpcapi.ConductorAPI().list_services(
-            context, host=host, driver_name=driver)}
+        return driver_types.ServiceCollection.from_entries(
+            conductor_rpcapi.ConductorAPI().list_services(
+                context, host=host, driver_name=driver))
 
-    @pecan.expose(generic=False, template='json',
-                  content_type='application/json')
-    def discover(self, **_members):
+    @expose.expose(driver_types.DiscoveryCollection,
+                   body=driver_types.Discover,
+                   schema=validation_ops.DISCOVER, body_required=False)
+    @microversion.versioned(drivers.SINCE)
+    def discover(self, wanted=None):
         """``{"host"}`` or ``{}`` (every host); what changed on each."""
-        drivers.require_version('POST /v2/services/discover')
         context = pecan.request.context
         policy.authorize('cyborg:service:discover', None, context)
-        body = validation_ops.optional(validation_ops.DISCOVER,
-                                       drivers.request_body())
-        return {'hosts': conductor_rpcapi.ConductorAPI().discover_services(
-            context, host=body.get('host'))}
+        host = wanted.host if wanted is not None else None
+        return driver_types.DiscoveryCollection.from_entries(
+            conductor_rpcapi.ConductorAPI().discover_services(
+                context, host=None if host is wtypes.Unset else host))

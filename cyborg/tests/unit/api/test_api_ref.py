@@ -141,7 +141,7 @@ def test_every_route_a_policy_names_is_documented():
 
 def test_every_device_action_is_documented():
     documented = _documented()
-    missing = [action for action in devices._ACTIONS
+    missing = [action for action in devices.ACTIONS
                if ('POST', '/v2/devices/{}/%s' % action) not in documented]
     assert not missing
 

@@ -8,6 +8,7 @@ from oslo_config import cfg
 import pytest
 
 from cyborg import context as cyborg_context
+from cyborg import policy
 from cyborg import states
 from cyborg.conductor import binding
 from cyborg.db import api as dbapi
@@ -134,8 +135,21 @@ def test_bind_needs_a_service_token(api, node, override):
     arqs = _create(api)
     body = {a['uuid']: _bind_ops(node, str(uuid.uuid4())) for a in arqs}
     resp = api.patch_json(URL, body, headers=MEMBER, status=403)
-    assert 'service token' in fault(resp)['faultstring']
+    # upstream's wording, which tempest matches
+    assert 'requires a service token' in fault(resp)['faultstring']
+    # the deprecated option still shapes the rule's default
     override('require_service_token', False, group='api')
+    policy.reset()
+    api.patch_json(URL, body, headers=MEMBER, status=202)
+
+
+def test_service_token_is_a_policy_rule(api, node, override, tmp_path):
+    arqs = _create(api)
+    body = {a['uuid']: _bind_ops(node, str(uuid.uuid4())) for a in arqs}
+    path = tmp_path / 'policy.yaml'
+    path.write_text('"cyborg:arq:service_token": "role:member"\n')
+    override('policy_file', str(path), group='oslo_policy')
+    policy.reset()
     api.patch_json(URL, body, headers=MEMBER, status=202)
 
 
@@ -242,8 +256,22 @@ def test_bad_deletes_are_400(api, node, query):
     api.delete(URL + query, headers=NOVA, status=400)
 
 
+def test_resolved_without_instance_lists_the_resolved(api, node, ctx):
+    (first, second) = _create(api)
+    other = _create(api, headers=OTHER)
+    for arq, state in ((first, states.ARQ_BOUND),
+                       (other[0], states.ARQ_BIND_FAILED)):
+        dbapi.accelerator_requests.update(ctx, arq['uuid'], {
+            'state': state, 'instance_uuid': str(uuid.uuid4())})
+    listed = api.get(URL + '?bind_state=resolved', headers=MEMBER).json
+    assert [a['uuid'] for a in listed['arqs']] == [first['uuid']]
+    everyone = api.get(URL + '?bind_state=resolved', headers=ADMIN).json
+    assert sorted(a['uuid'] for a in everyone['arqs']) == sorted(
+        [first['uuid'], other[0]['uuid']])
+    assert second['uuid'] not in [a['uuid'] for a in everyone['arqs']]
+
+
 def test_bad_list_queries_are_400(api, node):
-    api.get(URL + '?bind_state=resolved', headers=MEMBER, status=400)
     api.get(URL + '?instance=%s&bind_state=bound' % uuid.uuid4(),
             headers=MEMBER, status=400)
     api.get(URL + '?instance=nope', headers=MEMBER, status=400)
@@ -288,16 +316,27 @@ def test_nova_is_told_when_arqs_are_bound(api, node, override):
         ('accelerator-request-bound', instance, 'completed')}
 
 
-def test_project_id_is_set_from_2_1_by_services_only(api, node):
+def test_project_id_is_set_from_2_1_by_admins_only(api, node):
     (arq, _other) = _create(api)
     instance = str(uuid.uuid4())
     ops = _bind_ops(node, instance) + [
-        {'op': 'add', 'path': '/project_id', 'value': 'p-tenant'}]
-    api.patch_json(URL, {arq['uuid']: ops}, headers=NOVA, status=400)
-    api.patch_json(URL, {arq['uuid']: ops}, headers=dict(
-        NOVA, **{'OpenStack-API-Version': 'accelerator 2.1'}), status=202)
-    (bound,) = _wait_resolved(api, instance)
-    assert bound['project_id'] == 'p-tenant'
+        {'op': 'add', 'path': '/project_id', 'value': 'p-other'}]
+    v21 = {'OpenStack-API-Version': 'accelerator 2.1'}
+    # before 2.1 the path does not exist: 406, as upstream
+    resp = api.patch_json(URL, {arq['uuid']: ops}, headers=NOVA,
+                          status=406)
+    assert 'needs microversion 2.1' in fault(resp)['faultstring']
+    # a member, even with Nova's service token, may not move its ARQ into
+    # another project
+    resp = api.patch_json(URL, {arq['uuid']: ops},
+                          headers=dict(NOVA, **v21), status=403)
+    assert 'cyborg:arq:set_project' in fault(resp)['faultstring']
+    # (Keystone puts the roles admin implies in the token)
+    admin = dict(ADMIN, **{'X-Service-Roles': 'service',
+                           'X-Roles': 'admin,manager,member,reader'}, **v21)
+    api.patch_json(URL, {arq['uuid']: ops}, headers=admin, status=202)
+    (bound,) = _wait_resolved(api, instance, headers=ADMIN)
+    assert bound['project_id'] == 'p-other'
 
 
 def test_a_used_profile_is_not_deleted_nor_its_neighbours(api, node):

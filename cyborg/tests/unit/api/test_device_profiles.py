@@ -14,9 +14,11 @@ GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required',
          'accel:bitstream_id': 'd5ca2f11-3108-4426-a11c-a959987565df'}
 
 
-def _create(api, name='fpga-dp1', groups=None, status=201, **extra):
+def _create(api, name='fpga-dp1', groups=None, status=201, version=None,
+            **extra):
     body = [dict({'name': name, 'groups': groups or [GROUP]}, **extra)]
-    return api.post_json(URL, body, headers=ADMIN, status=status)
+    headers = dict(ADMIN, **version_header(version)) if version else ADMIN
+    return api.post_json(URL, body, headers=headers, status=status)
 
 
 def test_create_returns_the_bare_profile_with_its_location(api):
@@ -33,11 +35,42 @@ def test_create_returns_the_bare_profile_with_its_location(api):
 def test_given_uuid_is_kept_and_keys_are_normalised(api):
     wanted = str(uuid.uuid4())
     profile = _create(api, uuid=wanted, groups=[
-        {' resources:FPGA ': ' 2 ', 'trait:OWNER_CYBORG': 'required'}]).json
+        {' resources: FPGA ': ' 2 ', 'trait: CUSTOM_X ': 'required',
+         'accel: function_id': 'f'}]).json
     assert profile['uuid'] == wanted
     assert profile['groups'] == [{'resources:FPGA': '2',
-                                  'trait:OWNER_CYBORG': 'required'}]
+                                  'trait:CUSTOM_X': 'required',
+                                  'accel:function_id': 'f'}]
     assert profile['description'] == ''
+
+
+@pytest.mark.parametrize('version', [None, 'accelerator 2.3'])
+@pytest.mark.parametrize('group, words', [
+    ({'resources:FPGA': '1', 'trait:OWNER_CYBORG': 'required'},
+     "'OWNER_CYBORG' is not a trait a device profile may ask for "
+     "(CUSTOM_ with"),
+    ({'resources:DISK_GB': '1'},
+     "'DISK_GB' is not a resource class a device profile may ask for "
+     "(one of FPGA, GPU, VGPU, PGPU, CUSTOM_QAT, CUSTOM_NIC, CUSTOM_SSD"),
+])
+def test_upstream_group_rules_up_to_2_3(api, version, group, words):
+    resp = _create(api, groups=[group], version=version, status=400)
+    assert words in fault(resp)['faultstring']
+
+
+@pytest.mark.parametrize('rc', ['FPGA', 'GPU', 'VGPU', 'PGPU', 'CUSTOM_QAT',
+                                'CUSTOM_NIC', 'CUSTOM_SSD', 'CUSTOM_X'])
+def test_accelerator_classes_at_every_version(api, rc):
+    profile = _create(api, name='dp-%s' % rc.lower().replace('_', '-'),
+                      groups=[{'resources:%s' % rc: '1'}]).json
+    assert profile['groups'] == [{'resources:%s' % rc: '1'}]
+
+
+def test_standard_traits_and_classes_from_2_4(api):
+    groups = [{'resources:FPGA': '1', 'trait:OWNER_CYBORG': 'required'},
+              {'resources:DISK_GB': '1'}]
+    profile = _create(api, groups=groups, version='accelerator 2.4').json
+    assert profile['groups'] == groups
 
 
 def test_list_and_filter_by_names(api):
@@ -57,8 +90,11 @@ def test_get_one_is_wrapped_and_by_name_from_2_2(api):
     by_name = api.get(URL + '/fpga-dp1', headers=dict(
         READER, **version_header('accelerator 2.2'))).json
     assert by_name['device_profile']['uuid'] == created['uuid']
-    api.get(URL + '/fpga-dp1', headers=dict(
-        READER, **version_header('accelerator 2.1')), status=404)
+    # a name where 2.0 and 2.1 expect a uuid is not acceptable, as upstream
+    refused = api.get(URL + '/fpga-dp1', headers=dict(
+        READER, **version_header('accelerator 2.1')), status=406)
+    assert 'needs microversion 2.2' in fault(refused)['faultstring']
+    api.get(URL + '/fpga-dp1', headers=READER, status=406)
     api.get(URL + '/' + str(uuid.uuid4()), headers=READER, status=404)
 
 
@@ -66,6 +102,14 @@ def test_duplicate_name_is_409(api):
     _create(api)
     resp = _create(api, status=409)
     assert 'fpga-dp1' in fault(resp)['faultstring']
+
+
+def test_duplicate_uuid_is_409_naming_the_uuid(api):
+    # upstream answers 500 (tempest's test_create_device_profile_server_fault)
+    first = _create(api).json
+    resp = _create(api, name='new-fpga', uuid=first['uuid'], status=409)
+    assert fault(resp)['faultstring'] == (
+        'A device profile with uuid %s already exists.' % first['uuid'])
 
 
 @pytest.mark.parametrize('body, words', [
@@ -101,7 +145,7 @@ def test_duplicate_name_is_409(api):
     ([{'name': 'x', 'groups': [dict(GROUP, **{'accel:function_id': 'f'})]}],
      'names both'),
     ([{'name': 'x', 'uuid': 'nope', 'groups': [GROUP]}],
-     'Expected a UUID'),
+     "'nope' is not a 'uuid' at /0/uuid"),
     ('not a list', "is not of type 'array'"),
 ])
 def test_bad_bodies_are_400_with_the_reason(api, body, words):

@@ -52,14 +52,26 @@ def test_get_one_shape(api, make_device):
     assert shown['uuid'] == device.uuid
 
 
-@pytest.mark.parametrize('version', ['accelerator 2.3', '2.3', 'latest',
-                                     'accelerator latest'])
-def test_status_from_2_3(api, make_device, version):
-    device = make_device(status='ready')
+@pytest.mark.parametrize('version', ['accelerator 2.3', '2.3'])
+@pytest.mark.parametrize('status, shown_as', [
+    ('ready', 'enabled'), ('maintaining', 'maintaining'),
+    ('inactive', 'maintaining'), ('activating', 'maintaining'),
+    ('error', 'maintaining'), ('lost', 'maintaining')])
+def test_upstream_status_at_2_3(api, make_device, version, status, shown_as):
+    # upstream's two values, which clients written for 2.3 compare against
+    device = make_device(status=status)
     [listed] = _get(api, '/v2/devices', version).json['devices']
     shown = _get(api, '/v2/devices/%s' % device.uuid, version).json
-    assert listed['status'] == 'ready'
-    assert shown['status'] == 'ready'
+    assert listed['status'] == shown_as
+    assert shown['status'] == shown_as
+
+
+@pytest.mark.parametrize('version', ['latest', 'accelerator 2.4'])
+def test_lifecycle_status_from_2_4(api, make_device, version):
+    device = make_device(status='inactive')
+    [listed] = _get(api, '/v2/devices', version).json['devices']
+    shown = _get(api, '/v2/devices/%s' % device.uuid, version).json
+    assert listed['status'] == shown['status'] == 'inactive'
 
 
 @pytest.mark.parametrize('version', [None, 'accelerator 2.0',

@@ -103,7 +103,7 @@ def test_conductor_timeout_is_503(api, monkeypatch):
 
 def _wrapped(app):
     return webob.Request.blank('/').get_response(
-        errors.ErrorEnvelopeMiddleware(app))
+        errors.FaultMiddleware(app))
 
 
 def test_middleware_wraps_plain_text_errors():

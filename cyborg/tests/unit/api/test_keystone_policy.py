@@ -23,6 +23,7 @@ KEYSTONE = 'https://keystone.example/identity'
 ARQS = '/v2/accelerator_requests'
 PROFILES = '/v2/device_profiles'
 V23 = {'OpenStack-API-Version': 'accelerator 2.3'}
+V24 = {'OpenStack-API-Version': 'accelerator 2.4'}
 PROJECTS = ('p1', 'p2')
 # Keystone puts implied roles in the token: admin > manager > member > reader.
 PERSONAS = {
@@ -202,14 +203,14 @@ def device(app, stack):
     """A device an agent reported (still inactive), over the conductor."""
     stack().report()
     (device,) = app.get('/v2/devices',
-                        headers=auth('admin', **V23)).json['devices']
+                        headers=auth('admin', **V24)).json['devices']
     assert device['status'] == 'inactive'
     return device['uuid']
 
 
 def _device_status(app, uuid):
     return app.get('/v2/devices/' + uuid,
-                   headers=auth('admin', **V23)).json['status']
+                   headers=auth('admin', **V24)).json['status']
 
 
 @pytest.mark.parametrize('persona, project', EVERYONE)
@@ -421,7 +422,7 @@ def test_bind_needs_a_service_token(app, node, persona, service_token,
         expect_errors=True)
     assert response.status_int == status
     if status == 403:
-        _forbidden(response, 'needs a service token')
+        _forbidden(response, 'requires a service token')
         assert {arq['state'] for arq in app.get(
             ARQS, headers=auth('member')).json['arqs']} == {
                 states.ARQ_INITIAL}
@@ -431,7 +432,8 @@ def test_bind_needs_a_service_token(app, node, persona, service_token,
 
 def test_cyborg_checks_the_service_tokens_roles_itself(app, node, override):
     # With keystonemiddleware accepting any valid token as a service token,
-    # [api] binding_service_roles still keeps a tenant's from binding.
+    # the cyborg:arq:service_token rule still keeps a tenant's from binding
+    # (its default follows the deprecated [api] binding_service_roles).
     override('service_token_roles_required', False,
              group='keystone_authtoken')
     relaxed = webtest.TestApp(api_app.setup_app())
@@ -439,8 +441,9 @@ def test_cyborg_checks_the_service_tokens_roles_itself(app, node, override):
     body = _bind_body(arqs, node, str(uuid.uuid4()))
     response = relaxed.patch_json(ARQS, body, headers=auth(
         'member', service_token=NOT_SERVICE_TOKEN), expect_errors=True)
-    _forbidden(response, 'needs a service token')
+    _forbidden(response, 'requires a service token')
     override('binding_service_roles', ['member'], group='api')
+    policy.reset()
     relaxed.patch_json(ARQS, body, headers=auth(
         'member', service_token=NOT_SERVICE_TOKEN), status=202)
 
@@ -450,7 +453,7 @@ def test_unbind_needs_a_service_token(app, node):
     _bind(app, arqs, node)
     response = app.patch_json(ARQS, _unbind_body(arqs),
                               headers=auth('member'), expect_errors=True)
-    _forbidden(response, 'needs a service token')
+    _forbidden(response, 'requires a service token')
     app.patch_json(ARQS, _unbind_body(arqs), headers=nova(), status=202)
     unbound = app.get(ARQS, headers=auth('member')).json['arqs']
     assert {arq['state'] for arq in unbound} == {states.ARQ_UNBOUND}

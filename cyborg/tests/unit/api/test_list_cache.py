@@ -6,6 +6,7 @@ import time
 import types
 import uuid
 
+import microversion_parse
 import pytest
 import sqlalchemy as sa
 import wsme.rest.json as wsme_json
@@ -292,12 +293,12 @@ def test_bodies_are_those_wsme_renders(api, ctx, world, override, version,
                     attributes=[('rc', 'GPU'), ('trait0', 'CUSTOM_Y')])
     headers = dict(ADMIN, **{'OpenStack-API-Version':
                              'accelerator %s' % version})
-    view = {'with_status': version >= '2.3', 'with_lifecycle':
-            version >= '2.4'}
+    view = device_types.VIEWS(
+        microversion_parse.parse_version_string(version))
     expected = _wsme_body(
         device_types.DeviceCollection,
         device_types.DeviceCollection.from_objects(
-            device_obj.Device.list(ctx), **view))
+            device_obj.Device.list(ctx), view=view))
     assert api.get('/v2/devices', headers=headers).text == expected
     expected = _wsme_body(
         deployable_types.DeployableCollection,

@@ -1,5 +1,6 @@
 """Microversion negotiation: header forms, limits, response headers."""
 
+import microversion_parse
 import pytest
 
 from cyborg import exception
@@ -93,3 +94,47 @@ def test_unacceptable_version_is_406(api, value):
 def test_root_ignores_the_version_header(api):
     response = api.get('/', headers=version_header('accelerator 9.9'))
     assert response.status_int == 200
+
+
+def test_no_two_variants_of_a_handler_overlap():
+    # importing the root controller defines every handler
+    from cyborg.api.controllers import root  # noqa: F401
+
+    found = microversion.variants()
+    assert found, 'no versioned handlers'
+    for (module, name), ranges in found.items():
+        spans = sorted((low, high) for low, high, _func in ranges)
+        for (_low, high), (next_low, _high) in zip(spans, spans[1:],
+                                                  strict=False):
+            assert high < next_low, '%s.%s: %s overlaps' % (module, name,
+                                                          spans)
+        for low, high, _func in ranges:
+            assert microversion.MIN_VERSION <= low <= high <= (
+                microversion.MAX_VERSION), '%s.%s' % (module, name)
+
+
+def test_by_version_picks_the_latest_entry_at_or_below():
+    table = microversion.ByVersion({'2.0': 'a', '2.3': 'b', '2.4': 'c'})
+    version = microversion_parse.parse_version_string
+    assert [table(version(v)) for v in ('2.0', '2.2', '2.3', '2.5')] == [
+        'a', 'a', 'b', 'c']
+    with pytest.raises(ValueError):
+        microversion.ByVersion({'2.1': 'a'})
+
+
+@pytest.mark.parametrize('path, version', [
+    ('/v2/agents', 'accelerator 2.3'),
+    ('/v2/drivers', 'accelerator 2.4'),
+    ('/v2/services', None),
+])
+def test_a_later_route_says_from_which_version(api, path, version):
+    headers = dict(ADMIN)
+    if version:
+        headers.update(version_header(version))
+    response = api.get(path, headers=headers, expect_errors=True)
+    assert response.status_int == 404
+    since = '2.4' if path == '/v2/agents' else '2.5'
+    assert fault(response)['faultstring'] == (
+        'GET %s exists from microversion %s; send "OpenStack-API-Version: '
+        'accelerator %s" or later.' % (path, since, since))
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.5'

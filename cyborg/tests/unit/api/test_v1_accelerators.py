@@ -166,6 +166,26 @@ def test_attach_to_instance_binds_an_arq_and_reserves(api, node, placement):
     assert 'not attached' in fault(resp)['faultstring']
 
 
+def test_another_projects_attachment_shows_only_that_it_is_in_use(api,
+                                                                 node):
+    item = node['item']
+    one = URL + '/' + item['uuid']
+    api.put_json(one, {'instance_uuid': INSTANCE}, headers=MEMBER)
+    details = {'instance_uuid', 'arq_uuid', 'project_id'}
+    for headers in (MEMBER, ADMIN):
+        (mine,) = api.get(one, headers=headers).json['attachments']
+        assert details <= set(mine)
+        (listed,) = [i for i in api.get(URL, headers=headers).json[
+            'accelerator'] if i['uuid'] == item['uuid']]
+        assert listed['attachments'] == [mine]
+    (theirs,) = api.get(one, headers=OTHER).json['attachments']
+    assert theirs == {'type': 'instance', 'state': 'attached', 'via': 'v1'}
+    (listed,) = [i for i in api.get(URL, headers=OTHER).json['accelerator']
+                 if i['uuid'] == item['uuid']]
+    assert listed['attachments'] == [theirs]
+    api.delete(one, headers=MEMBER, status=204)
+
+
 def test_detach_refused_while_placement_holds_allocations(api, node,
                                                           placement):
     item = node['item']

@@ -54,6 +54,20 @@ def test_api_on_a_busy_port(tmp_path):
     assert '[api]' in line and str(port) in line
 
 
+def test_api_with_a_policy_file_that_does_not_parse(tmp_path):
+    policy = tmp_path / 'policy.yaml'
+    policy.write_text('"cyborg:device:get_all": "rule:admin_api"\n'
+                      '"cyborg:device:get_one": [unclosed\n')
+    conf = processes.write_config(tmp_path / 'api.conf', {
+        'DEFAULT': {'state_path': str(tmp_path), 'transport_url': 'fake:/'},
+        'api': {'auth_strategy': 'noauth'},
+        'oslo_policy': {'policy_file': str(policy)},
+    })
+    line = _one_error_line(processes.run('cyborg-api', '--config-file',
+                                         conf, timeout=60))
+    assert 'Policy file %s cannot be parsed at line 3' % policy in line
+
+
 def test_conductor_with_an_old_schema(tmp_path):
     conf = processes.write_config(tmp_path / 'conductor.conf', {
         'DEFAULT': {'state_path': str(tmp_path), 'transport_url': 'fake:/'},

@@ -4,6 +4,7 @@ run it."""
 import datetime
 import json
 
+from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import upgradecheck
 import pytest
 import sqlalchemy as sa
@@ -247,7 +248,7 @@ def test_stuck_arqs_name_at_most_ten(checks, db, override):
 @pytest.fixture
 def policy(tmp_path, override):
     """Point [oslo_policy] at files under ``tmp_path``."""
-    status.policy_opts.set_defaults(status.CONF)
+    policy_opts.set_defaults(status.CONF)
     directory = tmp_path / 'policy.d'
     directory.mkdir()
     override('policy_file', str(tmp_path / 'policy.yaml'),
@@ -284,6 +285,31 @@ def test_json_file_in_a_policy_directory(policy):
     assert result.code == Code.WARNING
     assert str(policy / 'policy.d' / 'b.json') in result.details
     assert 'a.yaml' not in result.details and 'hidden' not in result.details
+
+
+def test_policy_rules_fine(policy):
+    (policy / 'policy.yaml').write_text(
+        '"cyborg:device:get_all": "rule:admin_api"\n')
+    assert status.Checks()._check_policy_rules().code == Code.SUCCESS
+
+
+def test_policy_file_that_does_not_parse(policy):
+    path = policy / 'policy.d' / 'broken.yaml'
+    path.write_text('"cyborg:device:get_all": "rule:admin_api"\n'
+                    '"cyborg:device:get_one": [unclosed\n')
+    result = status.Checks()._check_policy_rules()
+    assert result.code == Code.FAILURE
+    assert '%s line 3' % path in result.details
+
+
+def test_override_naming_an_undefined_rule(policy):
+    (policy / 'policy.yaml').write_text(
+        '"cyborg:device:get_all": "rule:admin_ap or rule:admin_api"\n')
+    result = status.Checks()._check_policy_rules()
+    assert result.code == Code.WARNING
+    assert 'admin_ap (in cyborg:device:get_all)' in result.details
+    assert '"default" rule, which only administrators pass' in (
+        result.details)
 
 
 # --- All of them -------------------------------------------------------------

@@ -5,6 +5,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from cyborg.tests.unit.devstack import conf_check
 
@@ -185,7 +186,9 @@ def test_cyborg_conf_values(controller):
     assert ini['agent']['enabled_drivers'] == 'fake_driver'
     assert ini['conductor']['auto_activate_new_devices'] == 'True'
     assert ini['api']['public_endpoint'] == UWSGI_URL
-    assert ini['api']['require_service_token'] == 'True'
+    # the service token is asked for by the policy's default
+    assert 'require_service_token' not in ini['api']
+    assert 'policy_file' not in ini.get('oslo_policy', {})
     assert ini['keystone_authtoken']['username'] == 'cyborg'
     assert ini['keystone_authtoken']['service_type'] == 'accelerator'
 
@@ -316,7 +319,16 @@ def test_api_without_uwsgi(tmp_path, allowed):
 def test_service_token_follows_nova(tmp_path, variables, expected):
     stack = Stack(tmp_path, CONTROLLER, **variables)
     stack.run('stack post-config')
-    assert stack.ini()['api']['require_service_token'] == expected
+    ini = stack.ini()
+    assert 'require_service_token' not in ini['api']
+    policy_file = os.path.join(stack.conf_dir, 'policy.yaml')
+    if expected == 'True':
+        assert not os.path.exists(policy_file)
+        assert 'policy_file' not in ini.get('oslo_policy', {})
+        return
+    assert ini['oslo_policy']['policy_file'] == policy_file
+    with open(policy_file) as stream:
+        assert yaml.safe_load(stream) == {'cyborg:arq:service_token': '@'}
 
 
 @pytest.mark.parametrize('variables', [
