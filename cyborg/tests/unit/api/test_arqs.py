@@ -277,6 +277,15 @@ def test_bad_list_queries_are_400(api, node):
     api.get(URL + '?instance=nope', headers=MEMBER, status=400)
 
 
+@pytest.mark.parametrize('name', ['', 'fake_dp', '!@#$%^&*()=-[]'])
+def test_create_from_a_profile_that_does_not_exist_is_404(api, node, name):
+    # as upstream answers it, and tempest expects
+    resp = api.post_json(URL, {'device_profile_name': name}, headers=MEMBER,
+                         status=404)
+    assert 'Device profile' in fault(resp)['faultstring']
+    assert api.get(URL, headers=MEMBER).json['arqs'] == []
+
+
 def test_readers_cannot_create(api, node):
     api.post_json(URL, {'device_profile_name': 'two'}, headers=READER,
                   status=403)
