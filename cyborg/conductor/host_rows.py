@@ -17,6 +17,8 @@ CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
 UNHEALTHY = 'unhealthy: '
+#: status_reason of a device reported with files that could not be read.
+PARTLY = 'partly readable: '
 
 
 def _json(value):
@@ -163,8 +165,13 @@ def _attached(dep):
     return accelerator is not None and accelerator.attach_type is not None
 
 
+def _partly(warnings):
+    """The status_reason of a device some files of which did not read."""
+    return (PARTLY + '; '.join(warnings))[:255] if warnings else None
+
+
 def _add_device(session, host, reported):
-    status, reason = states.DEVICE_INACTIVE, None
+    status, reason = states.DEVICE_INACTIVE, _partly(reported.warnings)
     if reported.fault:
         status, reason = states.DEVICE_ERROR, UNHEALTHY + reported.fault
     device = models.Device(
@@ -226,6 +233,7 @@ def _update_device(device, reported):
                    driver_name=reported.driver_name,
                    services=_json(sorted(reported.services)))
     changed |= _update_health(device, reported.fault)
+    changed |= _update_warnings(device, reported.warnings)
     cpid = device.controlpath_ids[0]
     by_name = {dep.name: dep for dep in device.deployables}
     reported_names = set()
@@ -263,6 +271,15 @@ def _update_health(device, fault):
         # an operator activates it again, as a new device.
         return _set(device, status=states.DEVICE_INACTIVE, status_reason=None)
     return False
+
+
+def _update_warnings(device, warnings):
+    """status_reason says what of a device could not be read, unless it
+    says something else (a fault, an operator's or a lifecycle reason)."""
+    reason = device.status_reason or ''
+    if reason and not reason.startswith(PARTLY):
+        return False
+    return _set(device, status_reason=_partly(warnings))
 
 
 def _sync_attributes(row, wanted):

@@ -195,7 +195,8 @@ class GenericDriver(base.AcceleratorDriver):
                                 functools.partial(self._device, ctx, owners))
 
     def _device(self, ctx, owners, fn):
-        if fn.is_vf and tools.physical_function(fn).address in owners:
+        pf = tools.physical_function(fn) if fn.is_vf else None
+        if pf is not None and pf.address in owners:
             # NOTE(generic): a claimed PF reports its VFs as its handles.
             return None
         backend = owners[fn.address]

@@ -187,8 +187,8 @@ class PciDriver(base.AcceleratorDriver):
         spec = self.spec_for(fn)
         if spec is None:
             return None
-        # NOTE(pci): called for their checks alone: a function whose SR-IOV
-        # family is inconsistent in sysfs is not handed to a guest.
+        # NOTE(pci): read for their checks alone: an SR-IOV family that is
+        # inconsistent in sysfs shows in the device's warnings.
         if fn.is_vf:
             tools.physical_function(fn)
         tools.virtual_functions(fn)

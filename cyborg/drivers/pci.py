@@ -119,14 +119,41 @@ def std_board_info(fn):
 
 
 def device(fn, kind, model, deployables, driver_name, services=(),
-           vendor_info=None):
-    """A report.Device for the PCI function that controls the card."""
+           vendor_info=None, functions=(), defects=()):
+    """A report.Device for the PCI function that controls the card.
+
+    Its warnings are the defects of ``fn``, of every function its attach
+    handles pass through, of ``functions`` (others the driver read) and
+    ``defects`` (the driver's own ``sysfs.Defect`` list).
+    """
+    # NOTE(pci): the board info reads fn's optional files, whose defects
+    # the warnings must then include.
+    board = std_board_info(fn)
     return report.Device(
         type=kind, vendor='0x' + fn.vendor_id, model=model,
-        controlpath=controlpath(fn), std_board_info=std_board_info(fn),
+        controlpath=controlpath(fn), std_board_info=board,
         vendor_board_info=dict(vendor_info or {}),
         deployables=list(deployables), driver_name=driver_name,
-        services=sorted(set(services)))
+        services=sorted(set(services)),
+        warnings=warnings(fn, deployables, functions, defects))
+
+
+def warnings(fn, deployables, functions=(), defects=()):
+    """The defects of a device's functions, as report.Device.warnings."""
+    seen = {fn.address: fn}
+    for other in functions:
+        seen.setdefault(other.address, other)
+    for dep in deployables:
+        for handle in dep.attach_handles:
+            if handle.attach_type not in (ATTACH_PCI, 'MDEV'):
+                continue
+            other = fn.sysfs.pci_function(handle_address(handle))
+            if other is not None:
+                seen.setdefault(other.address, other)
+    found = set(defects)
+    for other in seen.values():
+        found.update(other.defects)
+    return [str(defect) for defect in sorted(found)]
 
 
 # --- Option values and reported devices. ------------------------------------

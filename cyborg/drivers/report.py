@@ -82,6 +82,9 @@ class Device:
     services: list = dataclasses.field(default_factory=list)
     #: None when healthy, else why the driver says the device is not.
     fault: str | None = None
+    #: What of the device could not be read (sysfs paths and why): the
+    #: device is reported with what could be, and these say what is not.
+    warnings: list = dataclasses.field(default_factory=list)
 
     @property
     def key(self):
@@ -121,5 +124,6 @@ class HostReport:
                 deployables=deployables,
                 driver_name=dev.get('driver_name'),
                 services=list(dev.get('services', [])),
-                fault=dev.get('fault')))
+                fault=dev.get('fault'),
+                warnings=list(dev.get('warnings') or [])))
         return cls(host=data['host'], devices=devices)

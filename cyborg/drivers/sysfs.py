@@ -1,10 +1,12 @@
-"""The one walker of the PCI tree in sysfs that every driver reads through.
+"""The one walker of the PCI tree in sysfs that every driver reads through."""
 
-It reads the kernel's files directly (no ``lspci``) under ``[agent]
-sysfs_root``, so tests and simulations point it at a fixture tree. A device
-whose entries are missing, unreadable or malformed is skipped with one log
-line; the others are still returned.
-"""
+# NOTE(sysfs): it reads the kernel's files directly (no lspci) under
+# [agent] sysfs_root, so tests and simulations point it at a fixture tree.
+# A defect costs only what depends on it: a function whose identity files
+# (vendor, device, class) do not parse is no function; any other file that
+# is missing where it should not be, unreadable or malformed leaves its
+# field unknown and is recorded as a Defect of the function, which the
+# driver reports with the device. Each defect is logged once per process.
 
 import dataclasses
 import functools
@@ -25,7 +27,38 @@ _HEX_CLASS = re.compile(r'^0x[0-9a-f]{6}$')
 
 
 class MalformedEntry(ValueError):
-    """A sysfs entry is missing or does not parse; the device is unusable."""
+    """A sysfs entry is missing or does not parse."""
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Defect:
+    """A file of a device that could not be read as the kernel writes it.
+
+    ``path`` is relative to the sysfs root, as on a real host under /sys.
+    """
+
+    path: str
+    reason: str
+
+    def __str__(self):
+        return '%s: %s' % (self.path, self.reason)
+
+
+# NOTE(sysfs): defects already logged by this process; a damaged file is
+# worth one warning, not one per discovery pass.
+_LOGGED = set()
+
+
+def forget_logged():
+    """Log every defect again the next time it is met (tests)."""
+    _LOGGED.clear()
+
+
+def log_once(defect, what='device'):
+    """Log ``defect`` the first time this process meets it."""
+    if defect not in _LOGGED:
+        _LOGGED.add(defect)
+        LOG.warning('Damaged sysfs entry of a %s, %s', what, defect)
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -84,6 +117,8 @@ class PciFunction:
         self.vendor_id = vendor_id
         self.device_id = device_id
         self.class_code = class_code
+        #: What could not be read of this function (``Defect`` list).
+        self.defects = []
 
     def __repr__(self):
         return '<PciFunction %s %s:%s class %s>' % (
@@ -93,23 +128,40 @@ class PciFunction:
         """The stripped content of a file in the device dir, or None."""
         return _read(os.path.join(self.path, name))
 
-    def _hex_file(self, name):
-        value = self.read(name)
-        if value is None:
-            return None
-        if not _HEX_ID.match(value.lower()):
-            raise MalformedEntry('%s/%s: %r' % (self.address, name, value))
-        return value[2:].lower()
+    def relpath(self, *parts):
+        """A path below this function, as it reads under /sys."""
+        return os.path.join('bus', 'pci', 'devices', str(self.address),
+                            *parts)
 
-    def _int_file(self, name):
-        value = self.read(name)
+    def defect(self, reason, *parts):
+        """Record (and log once) that ``parts`` of this function could not
+        be read; returns the Defect."""
+        found = Defect(self.relpath(*parts), reason)
+        if found not in self.defects:
+            self.defects.append(found)
+        log_once(found, 'PCI function')
+        return found
+
+    def optional(self, name, parse, what):
+        """``parse`` of the file ``name``; None when it is absent, and None
+        with a defect when it is there but unreadable or malformed."""
+        path = os.path.join(self.path, name)
+        value = _read(path)
         if value is None:
+            if os.path.lexists(path):
+                self.defect('unreadable %s' % what, name)
             return None
         try:
-            return int(value)
+            return parse(value)
         except ValueError:
-            raise MalformedEntry('%s/%s: %r' % (self.address, name,
-                                                value)) from None
+            self.defect('%s %r does not parse' % (what, value[:40]), name)
+            return None
+
+    def _hex_file(self, name):
+        return self.optional(name, _hex_id, name.replace('_', ' '))
+
+    def _int_file(self, name):
+        return self.optional(name, int, name.replace('_', ' '))
 
     def _link_name(self, name):
         target = _readlink(os.path.join(self.path, name))
@@ -157,37 +209,57 @@ class PciFunction:
 
     @functools.cached_property
     def physfn(self):
-        """Address of the parent PF when this function is an SR-IOV VF."""
+        """Address of the parent PF when this function is an SR-IOV VF;
+        None for a PF, and for a VF whose link is damaged (a defect)."""
         name = self._link_name('physfn')
-        return PciAddress.parse(name) if name else None
+        if name is None:
+            return None
+        try:
+            return PciAddress.parse(name)
+        except MalformedEntry:
+            self.defect('physfn names no PCI address (%r)' % name, 'physfn')
+            return None
 
     @property
     def is_vf(self):
         return self.physfn is not None
 
     @functools.cached_property
-    def virtfns(self):
-        """Addresses of this PF's VFs, in virtfn index order."""
+    def virtfn_links(self):
+        """``(link name, PciAddress)`` of this PF's VFs, in virtfn index
+        order; a link that is unreadable or names no address is a defect
+        and leaves that VF out."""
         found = []
         for entry in _listdir(self.path):
-            if entry.startswith('virtfn') and entry[6:].isdigit():
-                name = self._link_name(entry)
-                if name:
-                    found.append((int(entry[6:]), PciAddress.parse(name)))
-        return [address for _index, address in sorted(found)]
+            if not (entry.startswith('virtfn') and entry[6:].isdigit()):
+                continue
+            name = self._link_name(entry)
+            try:
+                address = PciAddress.parse(name or '')
+            except MalformedEntry:
+                self.defect('not a link to a PCI function', entry)
+                continue
+            found.append((int(entry[6:]), entry, address))
+        return [(entry, address) for _i, entry, address in sorted(found)]
+
+    @property
+    def virtfns(self):
+        """Addresses of this PF's VFs, in virtfn index order."""
+        return [address for _entry, address in self.virtfn_links]
 
     def mdev_types(self):
         """The mediated device types this function offers, by type id."""
         base = os.path.join(self.path, 'mdev_supported_types')
         types = {}
-        for type_id in _listdir(base):
+        for type_id in sorted(_listdir(base)):
             tdir = os.path.join(base, type_id)
             try:
                 available = int(_read(os.path.join(
                     tdir, 'available_instances')) or '')
             except ValueError:
-                LOG.warning('Skipping mdev type %s of %s: unreadable '
-                            'available_instances', type_id, self.address)
+                self.defect('unreadable available_instances: the type is '
+                            'left out', 'mdev_supported_types', type_id,
+                            'available_instances')
                 continue
             types[type_id] = MdevType(
                 type_id=type_id,
@@ -222,7 +294,10 @@ class Sysfs:
             try:
                 functions.append(self._pci_function(base, name))
             except MalformedEntry as exc:
-                LOG.warning('Skipping PCI device %s: %s', name, exc)
+                # NOTE(sysfs): without its identity a function is nothing
+                # a driver may claim; it is no device at all.
+                log_once(Defect(os.path.join('bus', 'pci', 'devices', name),
+                                str(exc)), 'PCI function, left out')
         return functions
 
     @functools.cached_property
@@ -263,6 +338,12 @@ class Sysfs:
 
     def read(self, *parts):
         return _read(self.path(*parts))
+
+
+def _hex_id(value):
+    if not _HEX_ID.match(value.lower()):
+        raise ValueError(value)
+    return value[2:].lower()
 
 
 def _read(path):

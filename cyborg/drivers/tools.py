@@ -37,30 +37,33 @@ def build_each(driver, items, build):
 def virtual_functions(fn):
     """The SR-IOV VFs of the PF ``fn``, in virtfn order.
 
-    :raises sysfs.MalformedEntry: a ``virtfn<N>`` link names a function
-        that is not in the tree or that does not name ``fn`` as its PF;
-        the card's SR-IOV state is then not to be trusted.
+    A ``virtfn<N>`` link that is dangling, or names a function whose
+    identity does not read or that does not name ``fn`` as its PF, loses
+    that VF only: it is recorded as a defect of ``fn``.
     """
     found = []
-    for address in fn.virtfns:
+    for entry, address in fn.virtfn_links:
         vf = fn.sysfs.pci_function(address)
-        if vf is None or vf.physfn != fn.address:
-            raise sysfs.MalformedEntry(
-                'virtfn link to %s does not resolve to a VF of it' % address)
-        found.append(vf)
+        if vf is None:
+            fn.defect('links to %s, which is no readable PCI function'
+                      % address, entry)
+        elif vf.physfn != fn.address:
+            fn.defect('links to %s, which is not a VF of this function'
+                      % address, entry)
+        else:
+            found.append(vf)
     return found
 
 
 def physical_function(fn):
-    """The PF of the VF ``fn``.
-
-    :raises sysfs.MalformedEntry: its ``physfn`` link names a function
-        that is not in the tree.
-    """
+    """The PF of the VF ``fn``, or None (a defect of ``fn``) when its
+    ``physfn`` link names no readable function."""
+    if fn.physfn is None:
+        return None
     pf = fn.sysfs.pci_function(fn.physfn)
     if pf is None:
-        raise sysfs.MalformedEntry(
-            'physfn links to %s, which is not in sysfs' % fn.physfn)
+        fn.defect('links to %s, which is no readable PCI function'
+                  % fn.physfn, 'physfn')
     return pf
 
 

@@ -8,7 +8,19 @@ from cyborg import service
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import manager as conductor_manager
+from cyborg.drivers import sysfs
 from cyborg.tests import placement as placement_helpers
+
+
+@pytest.fixture(autouse=True)
+def _sysfs_defects_logged_afresh():
+    """Each test sees the log lines of the sysfs defects it meets.
+
+    NOTE(tests): the agent logs a damaged file once per process; tests
+    reuse the same relative paths under different roots.
+    """
+    sysfs.forget_logged()
+    yield
 
 
 @pytest.fixture

@@ -163,15 +163,27 @@ def test_no_backend_claims_nothing(override, caplog):
     assert '[generic_driver] backends is empty' in caplog.text
 
 
-def test_a_malformed_card_is_skipped_alone(override, tmp_path, caplog):
+def test_a_dangling_virtfn_loses_that_vf_only(override, tmp_path, caplog):
     root = pci_hosts.copy_host(gh.NAME, tmp_path / 'sys')
     link = os.path.join(root, 'bus', 'pci', 'devices', gh.CRYPTO_PF,
                         'virtfn1')
     os.remove(link)
     os.symlink('../0000:3d:01.7', link)
     found = _found(override, gh.AGENT_OPTIONS, root)
-    assert sorted(found) == [gh.INFERENCE]
-    assert 'generic: skipping <PciFunction %s' % gh.CRYPTO_PF in caplog.text
+    assert sorted(found) == [gh.CRYPTO_PF, gh.INFERENCE]
+    crypto = found[gh.CRYPTO_PF]
+    (deployable,) = crypto.deployables
+    assert deployable.num_accelerators == 1
+    assert [h.attach_info['function'] for h in deployable.attach_handles
+            ] == ['0']
+    warning = ('bus/pci/devices/%s/virtfn1: links to 0000:3d:01.7, which '
+               'is no readable PCI function' % gh.CRYPTO_PF)
+    assert crypto.warnings == [warning]
+    assert found[gh.INFERENCE].warnings == []
+    assert caplog.text.count(warning) == 1
+    # logged once per process, not once per pass
+    _found(override, gh.AGENT_OPTIONS, root)
+    assert caplog.text.count(warning) == 1
 
 
 # --- Configuration errors. -------------------------------------------------
