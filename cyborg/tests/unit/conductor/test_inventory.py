@@ -133,3 +133,30 @@ def test_attributes_follow_traits(db, ctx, trait_change):
     values = sorted(a.value for a in _rows(db, models.Attribute)
                     if a.key.startswith('trait'))
     assert values == sorted(trait_change)
+
+
+def test_warnings_are_the_status_reason_until_they_clear(db, ctx, override):
+    damaged = _report(override=override)
+    damaged.devices[0].warnings = [
+        'bus/pci/devices/0000:0c:00.0/virtfn1: dangling link']
+    inventory.apply_report(ctx, damaged)
+    (device,) = _rows(db, models.Device)
+    # a partly readable device is still usable: its status is unchanged
+    assert device.status == states.DEVICE_INACTIVE
+    assert device.status_reason == (
+        'partly readable: bus/pci/devices/0000:0c:00.0/virtfn1: dangling '
+        'link')
+    assert inventory.apply_report(ctx, damaged)['changed'] is False
+    inventory.apply_report(ctx, _report(override=override))
+    (device,) = _rows(db, models.Device)
+    assert device.status_reason is None
+
+
+def test_warnings_never_hide_a_fault(db, ctx, override):
+    faulty = _report(override=override)
+    faulty.devices[0].fault = 'fell off the bus'
+    faulty.devices[0].warnings = ['bus/pci/devices/x/numa_node: garbage']
+    inventory.apply_report(ctx, faulty)
+    (device,) = _rows(db, models.Device)
+    assert device.status == states.DEVICE_ERROR
+    assert device.status_reason == 'unhealthy: fell off the bus'

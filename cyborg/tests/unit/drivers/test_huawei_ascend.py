@@ -92,13 +92,29 @@ def test_models_of_known_ids(tmp_path):
         '0000:03:00.0': 'Ascend 910B'}
 
 
-def test_malformed_card_is_skipped_alone(tmp_path, caplog):
+def test_a_malformed_optional_file_leaves_its_field_unknown(tmp_path,
+                                                           caplog):
     root = pci_hosts.copy_host('ascend-host', tmp_path / 'sys')
     with open(os.path.join(root, 'bus', 'pci', 'devices', CARD0,
                            'numa_node'), 'w') as out:
         out.write('zero\n')
+    found = _devices(root)
+    assert sorted(found) == [CARD0, CARD1]
+    assert 'numa_node' not in found[CARD0].std_board_info
+    warning = ("bus/pci/devices/%s/numa_node: numa node 'zero' does not "
+               "parse" % CARD0)
+    assert found[CARD0].warnings == [warning]
+    assert found[CARD1].warnings == []
+    assert warning in caplog.text
+
+
+def test_a_card_whose_identity_does_not_read_is_left_out(tmp_path, caplog):
+    root = pci_hosts.copy_host('ascend-host', tmp_path / 'sys')
+    with open(os.path.join(root, 'bus', 'pci', 'devices', CARD0,
+                           'device'), 'w') as out:
+        out.write('zero\n')
     assert sorted(_devices(root)) == [CARD1]
-    assert 'huawei_ascend: skipping <PciFunction %s' % CARD0 in caplog.text
+    assert 'bus/pci/devices/%s' % CARD0 in caplog.text
 
 
 def test_health_faults_only_unreachable_cards(override, tmp_path):
