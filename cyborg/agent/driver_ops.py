@@ -148,6 +148,10 @@ def update(tracker, host, name, devices, image_path=None):
         LOG.exception('Update of driver %s failed', entry_point)
         raise exception.DriverError(driver=entry_point,
                                     reason=str(exc)) from exc
+    finally:
+        # NOTE(discovery_cache): new firmware may show in values sysfs
+        # does not flag as changed; even a failed update reads again.
+        tracker.invalidate()
     tracker.enable(entry_point, driver)
     LOG.info('Driver %s updated%s', entry_point,
              ' with a new image' if image_path else '')

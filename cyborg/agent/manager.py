@@ -314,8 +314,7 @@ class AgentManager:
                 reason='device %s is no longer on this host' % cpid_info)
         return device
 
-    @staticmethod
-    def _run(driver_name, what, call, *args):
+    def _run(self, driver_name, what, call, *args):
         """Run a driver operation; anything it raises becomes DriverError.
         """
         try:
@@ -326,6 +325,11 @@ class AgentManager:
             LOG.exception('%s failed (driver %s)', what, driver_name)
             raise exception.DriverError(driver=driver_name,
                                         reason=str(exc)) from exc
+        finally:
+            # NOTE(discovery_cache): an operation may change what sysfs
+            # cannot show changed (a new bitstream's ids); done or failed
+            # halfway, the next pass reads the host again.
+            self.tracker.invalidate()
 
     @messaging.expected_exceptions(exception.CyborgException)
     def install_device(self, context, driver_name, cpid_type, cpid_info):

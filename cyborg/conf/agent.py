@@ -24,6 +24,18 @@ opts = [
         default='/sys',
         help='Root of the sysfs tree drivers read devices from. Tests and '
              'simulations point it at a fixture tree.'),
+    cfg.IntOpt(
+        'discovery_cache_max_age',
+        default=600,
+        min=0,
+        help='Seconds the agent may answer a discovery pass with the '
+             'devices of the last full pass, while the host\'s sysfs tree '
+             '(PCI functions, their links and entries, the values drivers '
+             'watch), the enabled drivers and the options are unchanged. '
+             'Health checks still run on every pass. After this long every '
+             'driver reads the host again even when nothing seems to have '
+             'changed. 0 turns the cache off: every pass runs every '
+             'driver.'),
     cfg.StrOpt(
         'resource_provider_name',
         help='Name of this host\'s compute node resource provider in '

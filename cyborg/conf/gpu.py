@@ -12,16 +12,21 @@ opts = [
         help='Mediated device types (for example nvidia-222) the NVIDIA GPU '
              'driver offers as vGPUs (resource class VGPU). For each type a '
              'group [vgpu_<type>] may list in device_addresses the GPUs, or '
-             'their SR-IOV VFs, that offer it. A GPU that offers an enabled '
-             'type is not offered as a whole (PGPU) any more. Empty: every '
-             'GPU is offered as a PGPU.'),
+             'their SR-IOV VFs, that offer it. Each GPU offers a type as one '
+             'deployable, whether the type sits on the GPU itself or on its '
+             'SR-IOV VFs (one vGPU per VF), with at most the max_instance '
+             "that the type's description gives. A GPU that offers an "
+             'enabled type, or that holds a vGPU, is not offered as a whole '
+             '(PGPU). Empty: every GPU that holds no vGPU is offered as a '
+             'PGPU.'),
     cfg.BoolOpt(
         'filter_sriov_vfs',
         default=True,
         help='Do not offer the SR-IOV virtual functions of GPUs as PGPUs; '
              'the physical GPU is offered instead. When false, the VFs of a '
              'GPU that has them are offered one by one in place of the '
-             'physical GPU. VFs are still used as vGPU parents.'),
+             'physical GPU, except those that hold a vGPU. VFs are still '
+             'used as vGPU parents.'),
 ]
 
 VGPU_GROUP_PREFIX = 'vgpu_'
@@ -32,7 +37,9 @@ vgpu_opts = [
         default=[],
         help='PCI addresses (for example 0000:3b:00.0) of the GPUs, or of '
              'their SR-IOV VFs, that offer this vGPU type. A GPU address '
-             'also selects its VFs. Empty: every GPU that has the type.'),
+             'also selects its VFs. vGPUs of the type on VFs left out still '
+             "count against the GPU's max_instance. Empty: every GPU that "
+             'has the type.'),
 ]
 
 

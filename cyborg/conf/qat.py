@@ -9,17 +9,29 @@ opts = [
     cfg.BoolOpt(
         'create_vfs',
         default=True,
-        help='When a QAT physical function is installed and has no SR-IOV '
+        help='When a QAT physical function is activated and has no SR-IOV '
              'virtual functions yet, create as many as it supports '
-             '(sriov_totalvfs), so its capacity is offered as one '
-             'accelerator per VF instead of the whole PF.'),
+             '(sriov_totalvfs), with host drivers kept off them '
+             '(sriov_drivers_autoprobe 0). Activation also binds every VF '
+             'that no driver holds to vfio-pci, so guests can get it.'),
     cfg.DictOpt(
         'extra_device_ids',
         default={},
         help='QAT physical functions to claim besides the built-in ones '
-             '(c62x, dh895xcc, c3xxx, 4xxx/401xx/402xx), as '
+             '(dh895xcc, c3xxx, c62x, 4xxx/401xx/402xx, 420xx, 6xxx), as '
              '"<PF device id>:<VF device id>" pairs of hex ids, e.g. '
-             '"4946:4947". Vendor 8086 is implied.'),
+             '"4950:4951". Vendor 8086 is implied.'),
+    cfg.BoolOpt(
+        'offer_host_bound_functions',
+        default=True,
+        help='Offer every VF (and every PF without VFs) whatever kernel '
+             'driver holds it: libvirt rebinds a function on a host driver '
+             'such as c6xxvf or 4xxxvf to vfio-pci when it attaches it to '
+             'a guest. Set it to false on hosts that use QAT themselves '
+             '(the kernel crypto API, Intel\'s QAT software): then only '
+             'functions bound to vfio-pci or qat_vfio_pci are offered, and '
+             'a function bound to no driver waits for activation to bind '
+             'it.'),
 ]
 
 

@@ -51,6 +51,13 @@ class AcceleratorDriver(abc.ABC):
     #: Version shown in the driver list; bump it with the driver's code.
     version = '1.0'
 
+    #: Files whose content ``discover`` depends on and that the kernel
+    #: changes in place (no entry comes or goes): glob patterns relative
+    #: to a PCI function's directory. The agent's discovery cache reads
+    #: them, and compares the paths they expand to, on every pass, and
+    #: runs discovery again when one changed. Add yours to these.
+    watched_files = ('mdev_supported_types/*/available_instances',)
+
     @abc.abstractmethod
     def discover(self, ctx):
         """Return the ``report.Device`` list this driver finds on the host.

@@ -1,13 +1,18 @@
-"""Intel FPGA PAC cards (Arria 10 GX, D5005) driven by the intel-fpga stack."""
+"""Intel FPGA cards (PAC Arria 10 GX, D5005, N3000) on either kernel driver."""
 
-import os
-import re
+# NOTE(fpga): a card runs on the upstream DFL driver (dfl-pci) or on
+# OPAE's out-of-tree one (intel-fpga-pci); intel_fpga_sysfs knows where
+# each puts the FME and ports. A card bound to neither (vfio-pci for a
+# whole-card passthrough, or no driver yet) is still reported, with its
+# region and function unknown and a warning saying why.
 
 import os_resource_classes as orc
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from cyborg import exception
 from cyborg.drivers import base
+from cyborg.drivers import intel_fpga_sysfs as layout
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs
@@ -17,74 +22,108 @@ CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
 VENDOR_ID = '8086'
-#: PF device id -> (model trait part, model name). Their VFs (09c5, 0b31)
-#: are reached through the PF and never reported on their own.
+#: PF device id -> (model trait part, model name); ids as dfl-pci and
+#: intel-fpga-pci bind them. Their VFs (09c5, 0b2c) are reached through
+#: the PF and never reported on their own.
 MODELS = {
     '09c4': ('PAC_ARRIA10', 'Intel PAC Arria 10 GX'),
-    '0b30': ('PAC_D5005', 'Intel PAC D5005'),
+    '0b2b': ('PAC_D5005', 'Intel PAC D5005'),
+    '0b30': ('PAC_N3000', 'Intel PAC N3000'),
 }
-FPGA_CLASS = 'fpga'
-DEV_PREFIX = 'intel-fpga-dev.'
-FME_PREFIX = 'intel-fpga-fme.'
-PORT_PREFIX = 'intel-fpga-port.'
 SERVICE_REGION = 'fpga.region:%s'
 SERVICE_FUNCTION = 'fpga.function:%s'
+#: vendor_board_info keys: the stack, and its container per stack.
+STACK_KEY = 'fpga_stack'
+_CONTAINER_KEY = {layout.DFL: 'fpga_region', layout.OPAE: 'fpga_dev'}
 
-# An interface or AFU id: hex digits, possibly split by dashes (a GUID).
-_ID = re.compile(r'^[0-9a-fA-F][0-9a-fA-F-]*$')
+# NOTE(fpga): cards on no FPGA driver already noted by this process; the
+# state is an operator's choice, worth one log line, not one per pass.
+_NOTED = set()
 
 
 class IntelFpgaDriver(base.AcceleratorDriver):
-    """Reports each Intel PAC card as one FPGA device and one deployable.
+    """Reports each Intel FPGA card as one FPGA device and one deployable.
 
     With SR-IOV VFs enabled the deployable holds one accelerator and one
     PCI handle per VF; without, the PF itself is the one accelerator. The
-    traits name the loaded region (FME interface id) and function (AFU
-    id), so programming a new image changes them on the next pass.
+    traits name the loaded region (the FME's PR interface id) and function
+    (the AFU ids of the card's ports, on the PF or, with SR-IOV, on VFs
+    bound to the FPGA driver), so programming a new image changes them on
+    the next pass.
     """
 
     name = 'intel_fpga'
+    #: The AFU and PR interface ids, which programming changes in place,
+    #: in both kernel layouts (see ``intel_fpga_sysfs``), and the ports
+    #: the SR-IOV driver moves to VFs.
+    watched_files = base.AcceleratorDriver.watched_files + (
+        'fpga/*/*/afu_id', 'fpga/*/*/pr/interface_id',
+        'fpga_region/*/*/afu_id',
+        'fpga_region/*/*/*/fpga_region/*/compat_id')
 
     def discover(self, ctx):
-        # NOTE(fpga): the intel-fpga-dev class entry appears once the
-        # kernel driver has set the card up; its real path lies below the
-        # PF's device directory.
-        fpga_devs = {}
-        for dev_name, path in ctx.sysfs.class_devices(FPGA_CLASS).items():
-            if dev_name.startswith(DEV_PREFIX):
-                fpga_devs[os.path.dirname(os.path.dirname(path))] = dev_name
         pfs = [fn for fn in ctx.sysfs.pci_functions
-               if fn.vendor_id == VENDOR_ID and fn.device_id in MODELS]
-        return tools.build_each(
-            self.name, pfs,
-            lambda pf: self._device(ctx.host, pf, fpga_devs))
+               if fn.vendor_id == VENDOR_ID and fn.device_id in MODELS
+               and not fn.is_vf]
+        return tools.build_each(self.name, pfs,
+                                lambda pf: self._device(ctx.host, pf))
 
     def health(self, device):
         return tools.pci_health(device)
 
     def program(self, device, deployable, image_path):
-        """Load ``image_path`` (a green bitstream) with OPAE's fpgaconf."""
+        """Load ``image_path`` (a green bitstream) with OPAE's fpgaconf.
+
+        The tool is the one built for the card's kernel driver: ``[fpga]
+        dfl_fpgaconf_path`` on dfl-pci, ``[fpga] fpgaconf_path`` on
+        intel-fpga-pci; both target the PF by its PCI address.
+        """
         cpid = device.controlpath.cpid_info
-        cmd = [CONF.fpga.fpgaconf_path,
-               '--bus', '0x' + cpid['bus'],
-               '--device', '0x' + cpid['device'],
-               '--function', '0x' + cpid['function'],
-               image_path]
-        tools.run(self.name, cmd, CONF.fpga.program_timeout,
+        target = ['--bus', '0x' + cpid['bus'],
+                  '--device', '0x' + cpid['device'],
+                  '--function', '0x' + cpid['function']]
+        stack = device.vendor_board_info.get(STACK_KEY)
+        if stack == layout.DFL:
+            # NOTE(fpga): OPAE's DFL-era fpgaconf takes the PCI segment
+            # too; hosts with several domains need it to find the card.
+            cmd = ([CONF.fpga.dfl_fpgaconf_path, '--segment',
+                    '0x' + cpid['domain']] + target)
+        elif stack == layout.OPAE:
+            cmd = [CONF.fpga.fpgaconf_path] + target
+        else:
+            raise exception.DriverError(
+                driver=self.name,
+                reason='%s is bound to %s, not to dfl-pci or intel-fpga-pci:'
+                       ' no tool can program it' % (
+                           tools.control_address(device),
+                           device.std_board_info.get('kernel_driver')
+                           or 'no driver'))
+        tools.run(self.name, cmd + [image_path], CONF.fpga.program_timeout,
                   inputs=[image_path])
 
-    def _device(self, host, pf, fpga_devs):
-        dev_name = fpga_devs.get(os.path.realpath(pf.path))
-        if dev_name is None:
-            LOG.info('%s: skipping %s: no %s* entry in class/%s yet, the '
-                     'card is not ready', self.name, pf.address, DEV_PREFIX,
-                     FPGA_CLASS)
-            return None
-        regions = _ids(pf, dev_name, FME_PREFIX, 'pr', 'interface_id')
-        functions = _ids(pf, dev_name, PORT_PREFIX, 'afu_id')
-        vfs = tools.virtual_functions(pf)
-        handles = [pci.pci_handle(fn) for fn in vfs or [pf]]
+    def _device(self, host, pf):
         model_trait, model = MODELS[pf.device_id]
+        vfs = tools.virtual_functions(pf)
+        stack = layout.stack_of(pf)
+        defects, vendor_info = [], {}
+        if stack is None:
+            defects.append(_off_fpga_driver(self.name, pf))
+            found = layout.Layout(None)
+        else:
+            # NOTE(fpga): with SR-IOV on, the PF has given its ports to
+            # the VFs; a VF bound to vfio-pci shows none on the host.
+            found = layout.read(pf, stack, is_pf=True,
+                                ports_moved=bool(pf.virtfn_links))
+            for vf in vfs:
+                vf_stack = layout.stack_of(vf)
+                if vf_stack is not None:
+                    found.afu_ids += layout.read(vf, vf_stack,
+                                                 is_pf=False).afu_ids
+            vendor_info[STACK_KEY] = stack
+            if found.container:
+                vendor_info[_CONTAINER_KEY[stack]] = found.container
+        regions = list(dict.fromkeys(found.interface_ids))
+        functions = list(dict.fromkeys(found.afu_ids))
         vendor = pci.vendor_name(pf.vendor_id)
         traits = [pci.OWNER_TRAIT, pci.trait('FPGA', vendor),
                   pci.trait('FPGA', vendor, model_trait)]
@@ -93,6 +132,7 @@ class IntelFpgaDriver(base.AcceleratorDriver):
                    for fid in functions]
         services = [SERVICE_REGION % rid for rid in regions]
         services += [SERVICE_FUNCTION % fid for fid in functions]
+        handles = [pci.pci_handle(fn) for fn in vfs or [pf]]
         deployable = report.Deployable(
             name=pci.deployable_name(host, pf),
             num_accelerators=len(handles),
@@ -102,25 +142,17 @@ class IntelFpgaDriver(base.AcceleratorDriver):
             driver_name=self.name)
         return pci.device(
             pf, 'FPGA', model, [deployable], self.name, services=services,
-            vendor_info={'fpga_dev': dev_name})
+            vendor_info=vendor_info, functions=vfs, defects=defects)
 
 
-def _ids(pf, dev_name, prefix, *path):
-    """The ids read from each ``<prefix>N/<path>`` of the FPGA device."""
-    dev_dir = os.path.join('fpga', dev_name)
-    try:
-        entries = sorted(os.listdir(pf.subdir(dev_dir)))
-    except OSError:
-        entries = []
-    found = []
-    for entry in entries:
-        if entry.startswith(prefix):
-            rel = os.path.join(dev_dir, entry, *path)
-            value = pf.read(rel)
-            if value is None or not _ID.match(value):
-                raise sysfs.MalformedEntry('%s: %r' % (rel, value))
-            found.append(value.lower())
-    if not found:
-        raise sysfs.MalformedEntry('no %s in %s' % (
-            os.path.join(prefix + 'N', *path), dev_dir))
+def _off_fpga_driver(driver, pf):
+    """The warning of a card that no FPGA kernel driver holds."""
+    found = sysfs.Defect(
+        pf.relpath('driver'),
+        'bound to %s, not to dfl-pci or intel-fpga-pci: the region and '
+        'function are unknown' % (pf.driver or 'no driver'))
+    if found not in _NOTED:
+        _NOTED.add(found)
+        LOG.info('%s: reporting %s for passthrough only: %s', driver,
+                 pf.address, found)
     return found

@@ -1,6 +1,8 @@
 """NVIDIA GPUs offered whole (PGPU) or as mediated vGPUs (VGPU)."""
 
 import dataclasses
+import os
+import re
 
 import os_resource_classes as orc
 from oslo_config import cfg
@@ -18,14 +20,25 @@ CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
 VENDOR_ID = '10de'
-#: PCI class ids of GPUs: VGA compatible controller, 3D controller.
+#: PCI class ids of GPUs: VGA compatible controller, 3D controller. The
+#: other functions of a GPU's slot (HD audio 0403, USB 0c03, USB-C UCSI
+#: 0c80) are not GPUs and this driver never reports them.
 DISPLAY_CLASSES = ('0300', '0302')
 ATTACH_MDEV = mdev.ATTACH_MDEV
 SERVICE_PGPU = 'gpu.compute'
 SERVICE_VGPU = 'vgpu:%s'
+_TYPES_DIR = 'mdev_supported_types'
+# NOTE(vgpu): NVIDIA's vGPU manager writes a type's description as
+# comma-separated key=value pairs, max_instance being the most vGPUs of the
+# type that one physical GPU holds.
+_MAX_INSTANCE = re.compile(r'(?:^|,)\s*max_instance\s*=\s*([^,\s]*)')
 
 
 def is_gpu(fn):
+    """Whether ``fn`` is an NVIDIA GPU, whatever kernel driver it has.
+
+    A GPU bound to vfio-pci is one still: it can be passed through.
+    """
     return fn.vendor_id == VENDOR_ID and fn.class_id in DISPLAY_CLASSES
 
 
@@ -42,10 +55,12 @@ class _VgpuPass:
 class NvidiaGpuDriver(base.AcceleratorDriver):
     """Reports each physical NVIDIA GPU as one device of type GPU.
 
-    A GPU that offers none of ``[gpu_devices] enabled_vgpu_types`` is one
-    PGPU deployable. Otherwise each enabled type it (or, from Ampere on,
-    each of its SR-IOV VFs) offers is one VGPU deployable with one MDEV
-    handle per vGPU it can hold, and the GPU is not offered whole.
+    A GPU that offers none of ``[gpu_devices] enabled_vgpu_types`` and
+    holds no vGPU is one PGPU deployable. Otherwise each enabled type it
+    offers, on its PF (Turing and older) or on its SR-IOV VFs (Ampere and
+    later), is one VGPU deployable ``<host>_<PF address>_<type>`` with one
+    MDEV handle per vGPU the GPU can hold of the type, and the GPU is not
+    offered whole.
 
     NOTE(gpu): ``install`` keeps the default (nothing to prepare). Nova
     passes a PGPU through as a managed hostdev, so libvirt binds it to
@@ -64,8 +79,10 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
     def discover(self, ctx):
         vgpus = _VgpuPass(self._vgpu_types())
         gpus = [fn for fn in ctx.sysfs.pci_functions if is_gpu(fn)]
+        pfs, lost = _physical_gpus(gpus)
         devices = tools.build_each(
-            self.name, gpus, lambda fn: self._device(ctx.host, fn, vgpus))
+            self.name, pfs, lambda fn: self._device(
+                ctx.host, fn, vgpus, lost.get(fn.address, [])))
         self._warn_unmatched(vgpus)
         return devices
 
@@ -114,21 +131,24 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
                         'there offers %s', gpu_conf.vgpu_group_name(
                             vgpu_type), address, vgpu_type)
 
-    def _device(self, host, fn, vgpus):
-        if fn.is_vf:
-            # NOTE(gpu): VFs are reported through their PF; one whose PF
-            # is gone is left out with a log line.
-            tools.physical_function(fn)
-            return None
-        vfs = [vf for vf in tools.virtual_functions(fn) if is_gpu(vf)]
+    def _device(self, host, pf, vgpus, lost):
+        vfs = [vf for vf in tools.virtual_functions(pf) if is_gpu(vf)]
+        offered = {fn.address: fn.mdev_types() for fn in [pf] + vfs}
         deployables, services, used = self._vgpu_deployables(
-            host, fn, vfs, vgpus)
-        for parent in self._pgpu_functions(fn, vfs, used):
-            deployables.append(self._pgpu(host, fn, parent))
+            host, pf, vfs, vgpus, offered)
+        # NOTE(gpu): a function that holds a vGPU, of an enabled type or
+        # not, is busy: passing it through would pull the vGPU away.
+        used.update(address for address, types in offered.items()
+                    if any(kind.created for kind in types.values()))
+        for parent in self._pgpu_functions(pf, vfs, used):
+            deployables.append(self._pgpu(host, pf, parent))
             services.append(SERVICE_PGPU)
-        return pci.device(fn, pci.device_type(fn.class_code),
-                          'NVIDIA GPU 0x%s' % fn.device_id, deployables,
-                          self.name, services=services)
+        # NOTE(gpu): every VF's defects (and those of VFs the PF lost)
+        # are warnings of the GPU, whether or not a handle uses the VF.
+        return pci.device(pf, pci.device_type(pf.class_code),
+                          'NVIDIA GPU 0x%s' % pf.device_id, deployables,
+                          self.name, services=services,
+                          functions=vfs + lost)
 
     def _pgpu_functions(self, pf, vfs, used):
         """The functions of one GPU offered whole."""
@@ -140,32 +160,39 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
         # would hand over the hardware behind the VFs as well.
         return [vf for vf in vfs if vf.address not in used]
 
-    def _vgpu_deployables(self, host, pf, vfs, vgpus):
+    def _vgpu_deployables(self, host, pf, vfs, vgpus, offered):
         deployables, services, used = [], [], set()
-        if not vgpus.types:
-            return deployables, services, used
-        parents = [(fn, fn.mdev_types()) for fn in [pf] + vfs]
         for vgpu_type, addresses in vgpus.types:
-            for parent, mdev_types in parents:
-                mdev = mdev_types.get(vgpu_type)
-                if mdev is None:
-                    continue
-                chosen = {parent.address, pf.address}
-                if addresses is not None:
-                    chosen &= addresses
-                    if not chosen:
-                        continue
-                vgpus.offered.add(vgpu_type)
+            # NOTE(vgpu): an SR-IOV GPU shows its types on its VFs (the PF
+            # shows none); an older GPU on the PF itself.
+            parents = [(vf, offered[vf.address][vgpu_type]) for vf in vfs
+                       if vgpu_type in offered[vf.address]]
+            on_vfs = bool(parents)
+            if not on_vfs and vgpu_type in offered[pf.address]:
+                parents = [(pf, offered[pf.address][vgpu_type])]
+            chosen = [(fn, kind) for fn, kind in parents
+                      if _selected(fn, pf, addresses)]
+            if not chosen:
+                continue
+            vgpus.offered.add(vgpu_type)
+            for fn, _kind in chosen:
+                where = {fn.address, pf.address}
                 vgpus.matched_addresses.update(
-                    (vgpu_type, address) for address in chosen)
-                used.add(parent.address)
-                total = mdev.available_instances + mdev.created
-                if total < 1:
-                    # NOTE(vgpu): Placement refuses an empty inventory; the
-                    # type comes back once the GPU can hold one again.
-                    continue
-                deployables.append(self._vgpu(host, pf, parent, mdev, total))
-                services.append(SERVICE_VGPU % vgpu_type)
+                    (vgpu_type, address)
+                    for address in (where if addresses is None
+                                    else where & addresses))
+                used.add(fn.address)
+            if on_vfs:
+                handles = _vf_handles(pf, parents, chosen, offered)
+            else:
+                handles = _pf_handles(pf, chosen[0][1])
+            if not handles:
+                # NOTE(vgpu): Placement refuses an empty inventory; the
+                # type comes back once the GPU can hold one again (when
+                # the vGPUs of another type on it are gone).
+                continue
+            deployables.append(self._vgpu(host, pf, chosen[0][1], handles))
+            services.append(SERVICE_VGPU % vgpu_type)
         return deployables, services, used
 
     def _pgpu(self, host, pf, fn):
@@ -178,19 +205,139 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
             attach_handles=[pci.pci_handle(fn)],
             driver_name=self.name)
 
-    def _vgpu(self, host, pf, parent, mdev, total):
-        handles = [
-            dataclasses.replace(
-                pci.pci_handle(parent, asked_type=mdev.type_id,
-                               vgpu_mark='%s_%d' % (mdev.type_id, index)),
-                attach_type=ATTACH_MDEV)
-            for index in range(total)]
+    def _vgpu(self, host, pf, kind, handles):
         return report.Deployable(
-            name=pci.deployable_name(host, parent, mdev.type_id),
-            num_accelerators=total,
+            name=pci.deployable_name(host, pf, kind.type_id),
+            num_accelerators=len(handles),
             resource_class=orc.VGPU,
             traits=[pci.OWNER_TRAIT,
                     pci.trait(pci.vendor_name(pf.vendor_id), pf.device_id,
-                              mdev.name)],
+                              kind.name)],
             attach_handles=handles,
             driver_name=self.name)
+
+
+def _physical_gpus(gpus):
+    """The GPUs that are no SR-IOV VF, and {PF address: [VFs it lost]}.
+
+    A function is a VF when its ``physfn`` link says so or when a GPU's
+    ``virtfn`` link names it. A VF whose PF has no ``virtfn`` link to it
+    is lost to that PF (a defect of the VF, a warning of the PF's device).
+    """
+    named = {address for fn in gpus for address in fn.virtfns}
+    pfs, lost = [], {}
+    for fn in gpus:
+        if fn.address in named:
+            # NOTE(gpu): reported through its PF; tools.virtual_functions
+            # records it there when its own physfn link disagrees.
+            continue
+        if not fn.is_vf:
+            pfs.append(fn)
+            continue
+        pf = tools.physical_function(fn)
+        if pf is not None and fn.address not in pf.virtfns:
+            fn.defect('%s has no virtfn link to this VF: it is left out'
+                      % pf.address, 'physfn')
+            lost.setdefault(pf.address, []).append(fn)
+    return pfs, lost
+
+
+def _selected(fn, pf, addresses):
+    """Whether ``[vgpu_<type>] device_addresses`` selects the parent ``fn``
+    of GPU ``pf``: it names either, or it is empty."""
+    return addresses is None or bool({fn.address, pf.address} & addresses)
+
+
+def _mdev_handle(fn, type_id, index):
+    return dataclasses.replace(
+        pci.pci_handle(fn, asked_type=type_id,
+                       vgpu_mark='%s_%d' % (type_id, index)),
+        attach_type=ATTACH_MDEV)
+
+
+def _pf_handles(pf, kind):
+    """The MDEV handles of a type the PF itself offers (Turing and older).
+
+    NOTE(vgpu): available_instances counts the vGPUs that can still be
+    created and devices/ those that exist, so their sum is the type's size
+    on this GPU and does not change as instances come and go. Once a vGPU
+    of another (time-sliced) type exists on the GPU, the kernel reads 0
+    for this one and nothing exists of it: the type is left out. The
+    driver takes the kernel's word for that rather than forbidding mixed
+    types itself, since NVIDIA's mixed-size mode and MIG-backed types do
+    allow them. The sum never exceeds the type's max_instance.
+    """
+    total = max(kind.available_instances, 0) + kind.created
+    cap = _max_instance(pf, kind, required=False)
+    if cap is not None:
+        total = min(total, cap)
+    return [_mdev_handle(pf, kind.type_id, index) for index in range(total)]
+
+
+def _vf_handles(pf, parents, chosen, offered):
+    """The MDEV handles of a type the GPU offers on its VFs (Ampere on).
+
+    NOTE(vgpu): each VF holds one vGPU, so a VF counts once when it holds
+    a vGPU of the type, or reads available_instances of at least 1 and
+    holds no vGPU of any type. The GPU as a whole holds at most the type's
+    max_instance, less those on VFs that ``device_addresses`` leaves out:
+    summing available_instances over the VFs would offer one per VF (16
+    on an A100 whose A100-4C stops at 10). VFs holding a vGPU come first,
+    so handles in use stay; then free VFs in virtfn order. Each handle is
+    the only one on its VF, so its mark is ``<type>_0``.
+    """
+    type_id = chosen[0][1].type_id
+    caps = [cap for cap in (_max_instance(vf, kind, required=True)
+                            for vf, kind in chosen) if cap is not None]
+    picked = {vf.address for vf, _kind in chosen}
+    elsewhere = sum(1 for vf, kind in parents
+                    if kind.created and vf.address not in picked)
+    holders = [vf for vf, kind in chosen if kind.created]
+    free = [vf for vf, kind in chosen
+            if not kind.created and kind.available_instances > 0
+            and not any(other.created
+                        for other in offered[vf.address].values())]
+    room = len(holders) + len(free)
+    if caps:
+        room = min(room, max(min(caps) - elsewhere, 0))
+    order = {address: n for n, address in enumerate(pf.virtfns)}
+    return [_mdev_handle(vf, type_id, 0)
+            for vf in sorted((holders + free)[:room],
+                             key=lambda vf: order[vf.address])]
+
+
+def _max_instance(fn, kind, required):
+    """The max_instance of ``kind`` on ``fn`` from its description, or None.
+
+    The description is optional in the kernel's ABI but NVIDIA's driver
+    always writes one. One that cannot be read, or whose max_instance does
+    not parse, is a defect; one without max_instance is a defect only when
+    the cap is ``required`` (types on VFs, whose count would otherwise be
+    one per VF). Without a cap the kernel's counts decide.
+    """
+    parts = (_TYPES_DIR, kind.type_id, 'description')
+    fallback = ('each VF offering it counts' if required else
+                'available_instances and created vGPUs count')
+    text = fn.read(os.path.join(*parts))
+    if text is None:
+        if os.path.lexists(fn.subdir(*parts)):
+            fn.defect('unreadable description: %s' % fallback, *parts)
+        elif required:
+            fn.defect('no description, so no max_instance: %s' % fallback,
+                      *parts)
+        return None
+    match = _MAX_INSTANCE.search(text)
+    if match is None:
+        if required:
+            fn.defect('description names no max_instance: %s' % fallback,
+                      *parts)
+        return None
+    try:
+        cap = int(match.group(1))
+    except ValueError:
+        cap = -1
+    if cap < 0:
+        fn.defect('max_instance %r does not parse: %s'
+                  % (match.group(1)[:20], fallback), *parts)
+        return None
+    return cap

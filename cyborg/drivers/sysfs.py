@@ -366,3 +366,25 @@ def _listdir(path):
         return os.listdir(path)
     except OSError:
         return []
+
+
+def read_value(path):
+    """What ``PciFunction.read`` returns for ``path``, with fewer calls:
+    the stripped ASCII text of the file's first 4096 bytes, or None."""
+    try:
+        # NOTE(sysfs): no effect on files; a FIFO in a damaged tree reads
+        # empty instead of waiting for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        text = data.decode('ascii')
+    except UnicodeDecodeError:
+        return None
+    return text.replace('\r\n', '\n').replace('\r', '\n').strip()

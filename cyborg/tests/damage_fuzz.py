@@ -212,23 +212,35 @@ def claimed(host_report):
     return found
 
 
-def identity_intact(address, damages):
+def _identity_paths(root, address):
+    """The paths (relative to ``root``) a function's identity lies on: its
+    bus/pci/devices link and its real directory, and below each the
+    vendor, device and class files."""
+    link = os.path.join('bus', 'pci', 'devices', str(address))
+    real = os.path.relpath(os.path.realpath(os.path.join(root, link)), root)
+    return [link, real]
+
+
+def identity_intact(root, address, damages):
     """Whether no damage touched the identity of the function at
-    ``address``: its directory, its bus/pci/devices link or its vendor,
-    device and class files."""
-    name = str(address)
-    for hit in damages:
-        parts = hit.path.split(os.sep)
-        if name not in parts:
-            continue
-        rest = parts[parts.index(name) + 1:]
-        if not rest or rest[0] in IDENTITY_FILES:
-            return False
+    ``address`` in the undamaged tree at ``root``: its link or directory,
+    a directory above them, or its vendor, device and class files."""
+    for base in _identity_paths(root, address):
+        for hit in damages:
+            if base == hit.path or base.startswith(hit.path + os.sep):
+                return False
+            if hit.path.startswith(base + os.sep):
+                rest = hit.path[len(base) + 1:].split(os.sep)
+                if rest[0] in IDENTITY_FILES:
+                    return False
     return True
 
 
-def check(undamaged, host_report, failed, root, damages):
-    """The assertions of one round; the message says what broke."""
+def check(undamaged, host_report, failed, root, damages, original=None):
+    """The assertions of one round; the message says what broke.
+
+    :param original: the undamaged tree ``undamaged`` was found on.
+    """
     about = '; '.join(str(d) for d in damages)
     assert failed == [], 'drivers failed (%s): %s' % (about, failed)
     readable = {fn.address for fn in sysfs.Sysfs(str(root)).pci_functions}
@@ -247,7 +259,7 @@ def check(undamaged, host_report, failed, root, damages):
                 for d in host_report.devices}
     for device in undamaged.devices:
         control = _address(device.controlpath.cpid_info)
-        if identity_intact(control, damages):
+        if identity_intact(original or root, control, damages):
             assert control in reported, (
                 'device %s was dropped though its identity is intact (%s)'
                 % (control, about))
@@ -276,7 +288,8 @@ def run(override, workdir, seed, rounds, max_damages=6):
         try:
             with unreadable.enforced():
                 host_report, failed = discover(root)
-                check(undamaged[name], host_report, failed, root, damages)
+                check(undamaged[name], host_report, failed, root, damages,
+                      pci_hosts.committed(name))
         finally:
             _restore_modes(root)
             shutil.rmtree(root)

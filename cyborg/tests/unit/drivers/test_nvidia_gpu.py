@@ -49,14 +49,19 @@ def gpu_host(tmp_path):
     return hosts.build_gpu_host(str(tmp_path / 'gpu-host'))
 
 
-def test_every_gpu_is_a_pgpu_by_default():
+def test_every_idle_gpu_is_a_pgpu_by_default():
     devices = _discover()
     # The ASPEED BMC display, the NIC and the A100's VFs are not GPUs
     # reported on their own.
     assert sorted(devices) == [T4_VGPU, T4_PLAIN, A100]
-    for address, dev in devices.items():
+    for dev in devices.values():
         assert (dev.type, dev.vendor) == ('GPU', '0x10de')
         assert dev.driver_name == 'nvidia_gpu'
+        assert dev.warnings == []
+    # The A100's first VF holds a vGPU: the GPU is busy, not offered whole.
+    assert (devices[A100].deployables, devices[A100].services) == ([], [])
+    for address in (T4_VGPU, T4_PLAIN):
+        dev = devices[address]
         assert dev.services == ['gpu.compute']
         (dep,) = dev.deployables
         assert dep.name == '%s_%s' % (HOST, address)
@@ -66,8 +71,6 @@ def test_every_gpu_is_a_pgpu_by_default():
                     ('PCI', hosts.pci_info(address))]
     assert devices[T4_VGPU].deployables[0].traits == [
         'OWNER_CYBORG', 'CUSTOM_NVIDIA_1EB8']
-    assert devices[A100].deployables[0].traits == [
-        'OWNER_CYBORG', 'CUSTOM_NVIDIA_20B0']
     info = devices[A100].std_board_info
     assert (info['numa_node'], info['iommu_group'], info['kernel_driver'],
             info['device_id']) == (1, '120', 'nvidia', '0x20b0')
@@ -81,7 +84,8 @@ def test_names_are_unique_across_hosts(vgpu):
     vgpu({'nvidia-222': None, 'nvidia-471': None})
     one = _names(_discover(host='compute-1'))
     two = _names(_discover(host='compute-2'))
-    assert len(one) == len(two) == 6
+    # Two deployables of the T4s, one of the A100's type on its VFs.
+    assert len(one) == len(two) == 3
     assert not one & two
 
 
@@ -105,51 +109,56 @@ def test_vgpu_types_of_a_t4(vgpu):
     two_b = deps['%s_%s_nvidia-223' % (HOST, T4_VGPU)]
     assert two_b.num_accelerators == 8
     assert two_b.traits == ['OWNER_CYBORG', 'CUSTOM_NVIDIA_1EB8_GRID_T4_2B']
-    # The other T4 offers no vGPU type, the A100 not these: still PGPUs.
-    for address in (T4_PLAIN, A100):
-        assert [d.resource_class for d in devices[address].deployables] == [
-            'PGPU']
+    # The other T4 offers no vGPU type: still a PGPU.
+    assert [d.resource_class for d in devices[T4_PLAIN].deployables] == [
+        'PGPU']
 
 
 def test_vgpu_types_on_ampere_vfs(vgpu):
     vgpu({'nvidia-471': None})
     a100 = _discover()[A100]
     assert a100.services == ['vgpu:nvidia-471']
-    deps = _deployables(a100)
-    assert sorted(deps) == ['%s_%s_nvidia-471' % (HOST, vf)
-                            for vf in A100_VFS]
-    for vf in A100_VFS:
-        dep = deps['%s_%s_nvidia-471' % (HOST, vf)]
-        # The first VF holds a created mdev, the others one free vGPU.
-        assert (dep.resource_class, dep.num_accelerators) == ('VGPU', 1)
-        assert dep.traits == ['OWNER_CYBORG',
-                              'CUSTOM_NVIDIA_20B0_GRID_A100_4C']
-        assert dep.attach_handles[0].attach_info == dict(
-            hosts.pci_info(vf), asked_type='nvidia-471',
-            vgpu_mark='nvidia-471_0')
+    # One deployable for the GPU: its VFs are where the vGPUs go.
+    (dep,) = a100.deployables
+    assert dep.name == '%s_%s_nvidia-471' % (HOST, A100)
+    # The first VF holds a created mdev, the others one free vGPU each;
+    # max_instance (10) is more than the 4 VFs.
+    assert (dep.resource_class, dep.num_accelerators) == ('VGPU', 4)
+    assert dep.traits == ['OWNER_CYBORG', 'CUSTOM_NVIDIA_20B0_GRID_A100_4C']
+    assert [(h.attach_type, h.attach_info) for h in dep.attach_handles] == [
+        ('MDEV', dict(hosts.pci_info(vf), asked_type='nvidia-471',
+                      vgpu_mark='nvidia-471_0')) for vf in A100_VFS]
     # The A100 controls the device but is not offered whole any more.
     assert a100.controlpath.cpid_info == hosts.pci_info(A100)
 
 
-def test_a_type_without_capacity_is_left_out(vgpu):
+def test_a_type_without_capacity_is_left_out(vgpu, caplog):
     vgpu({'nvidia-472': None})
+    caplog.set_level(logging.WARNING)
     a100 = _discover()[A100]
-    # The first VF runs an nvidia-471 vGPU: no room for an nvidia-472.
-    assert sorted(_deployables(a100)) == [
-        '%s_%s_nvidia-472' % (HOST, vf) for vf in A100_VFS[1:]]
+    # The first VF runs an nvidia-471 vGPU, and time-sliced vGPUs on one
+    # GPU share a type: every VF reads 0 for nvidia-472. The GPU serves
+    # vGPUs, so it is not offered whole either.
+    assert (a100.deployables, a100.services) == ([], [])
+    # The type is there, only full: no "no GPU offers it" warning.
+    assert 'nvidia-472' not in caplog.text
 
 
 def test_device_addresses_select_a_vf(vgpu):
     vgpu({'nvidia-471': [A100_VFS[1]]})
     a100 = _discover()[A100]
-    assert sorted(_deployables(a100)) == [
-        '%s_%s_nvidia-471' % (HOST, A100_VFS[1])]
+    (dep,) = a100.deployables
+    assert dep.name == '%s_%s_nvidia-471' % (HOST, A100)
+    assert [h.attach_info for h in dep.attach_handles] == [dict(
+        hosts.pci_info(A100_VFS[1]), asked_type='nvidia-471',
+        vgpu_mark='nvidia-471_0')]
 
 
 def test_device_addresses_naming_the_pf_select_its_vfs(vgpu):
     vgpu({'nvidia-471': [A100], 'nvidia-222': [T4_VGPU]})
     devices = _discover()
-    assert len(devices[A100].deployables) == 4
+    (dep,) = devices[A100].deployables
+    assert len(dep.attach_handles) == 4
     assert [d.resource_class for d in devices[T4_VGPU].deployables] == [
         'VGPU']
 
@@ -194,7 +203,8 @@ def test_unknown_type_is_one_warning(vgpu, caplog):
     driver = nvidia_gpu.NvidiaGpuDriver()
     ctx = base.DiscoveryContext(HOST, pci_hosts.committed('gpu-host'))
     devices = driver.discover(ctx)
-    assert all(d.deployables[0].resource_class == 'PGPU' for d in devices)
+    assert [dep.resource_class for d in devices for dep in d.deployables
+            ] == ['PGPU', 'PGPU']
     driver.discover(base.DiscoveryContext(
         HOST, pci_hosts.committed('gpu-host')))
     records = [r for r in caplog.records if r.name == nvidia_gpu.__name__]
@@ -216,8 +226,9 @@ def test_vfs_as_pgpus_when_not_filtered(override):
     override('filter_sriov_vfs', False, group='gpu_devices')
     devices = _discover()
     a100 = devices[A100]
+    # The first VF holds a vGPU: busy, it is not offered whole.
     assert sorted(_deployables(a100)) == ['%s_%s' % (HOST, vf)
-                                          for vf in A100_VFS]
+                                          for vf in A100_VFS[1:]]
     for dep in a100.deployables:
         assert (dep.resource_class, dep.num_accelerators) == ('PGPU', 1)
         assert dep.traits == ['OWNER_CYBORG', 'CUSTOM_NVIDIA_20B0']
@@ -231,11 +242,16 @@ def test_vfs_split_between_vgpu_and_pgpu(override, vgpu):
     a100 = _discover()[A100]
     kinds = {name: dep.resource_class
              for name, dep in _deployables(a100).items()}
+    # The first VF holds a vGPU; the second is the vGPU parent.
     assert kinds == {
-        '%s_%s' % (HOST, A100_VFS[0]): 'PGPU',
-        '%s_%s_nvidia-471' % (HOST, A100_VFS[1]): 'VGPU',
+        '%s_%s_nvidia-471' % (HOST, A100): 'VGPU',
         '%s_%s' % (HOST, A100_VFS[2]): 'PGPU',
         '%s_%s' % (HOST, A100_VFS[3]): 'PGPU'}
+    vgpu_dep = _deployables(a100)['%s_%s_nvidia-471' % (HOST, A100)]
+    assert [hosts.pci_info(A100_VFS[1])] == [
+        {k: h.attach_info[k] for k in ('domain', 'bus', 'device',
+                                       'function')}
+        for h in vgpu_dep.attach_handles]
     assert a100.services == ['gpu.compute', 'vgpu:nvidia-471']
 
 
@@ -256,24 +272,53 @@ def _relink(link, target):
 @pytest.mark.parametrize('breakage, gone', [
     ('missing_vendor', T4_PLAIN),
     ('garbage_class', T4_VGPU),
-    ('dangling_physfn', A100),
-    ('dangling_virtfn', A100),
 ])
-def test_a_malformed_gpu_is_skipped_alone(gpu_host, caplog, breakage, gone):
+def test_a_gpu_whose_identity_is_broken_is_left_out(gpu_host, caplog,
+                                                    breakage, gone):
     if breakage == 'missing_vendor':
         os.remove(os.path.join(_dev_dir(gpu_host, T4_PLAIN), 'vendor'))
-    elif breakage == 'garbage_class':
-        _write(os.path.join(_dev_dir(gpu_host, T4_VGPU), 'class'), 'VGA\n')
-    elif breakage == 'dangling_physfn':
-        _relink(os.path.join(_dev_dir(gpu_host, A100_VFS[2]), 'physfn'),
-                '../0000:ae:00.0')
     else:
-        _relink(os.path.join(_dev_dir(gpu_host, A100), 'virtfn1'),
-                '../0000:af:01.0')
+        _write(os.path.join(_dev_dir(gpu_host, T4_VGPU), 'class'), 'VGA\n')
     caplog.set_level(logging.WARNING)
     devices = _discover(gpu_host)
     assert sorted(devices) == sorted({T4_VGPU, T4_PLAIN, A100} - {gone})
-    assert 'kipping' in caplog.text and gone in caplog.text
+    assert all(dev.warnings == [] for dev in devices.values())
+    assert 'left out' in caplog.text and gone in caplog.text
+
+
+def _a100_vgpu_parents(devices):
+    (dep,) = devices[A100].deployables
+    return ['%(domain)s:%(bus)s:%(device)s.%(function)s' % h.attach_info
+            for h in dep.attach_handles]
+
+
+def test_a_dangling_physfn_loses_only_that_vf(gpu_host, vgpu):
+    _relink(os.path.join(_dev_dir(gpu_host, A100_VFS[2]), 'physfn'),
+            '../0000:ae:00.0')
+    vgpu({'nvidia-471': None})
+    devices = _discover(gpu_host)
+    assert sorted(devices) == [T4_VGPU, T4_PLAIN, A100]
+    assert _a100_vgpu_parents(devices) == [
+        A100_VFS[0], A100_VFS[1], A100_VFS[3]]
+    assert devices[A100].warnings == [
+        'bus/pci/devices/%s/virtfn2: links to %s, which is not a VF of '
+        'this function' % (A100, A100_VFS[2])]
+
+
+def test_a_dangling_virtfn_loses_only_that_vf(gpu_host, vgpu):
+    _relink(os.path.join(_dev_dir(gpu_host, A100), 'virtfn1'),
+            '../0000:af:01.0')
+    vgpu({'nvidia-471': None})
+    devices = _discover(gpu_host)
+    assert sorted(devices) == [T4_VGPU, T4_PLAIN, A100]
+    assert _a100_vgpu_parents(devices) == [
+        A100_VFS[0], A100_VFS[2], A100_VFS[3]]
+    # The VF is still there, its physfn link names the A100: lost to it.
+    assert devices[A100].warnings == [
+        'bus/pci/devices/%s/virtfn1: links to 0000:af:01.0, which is no '
+        'readable PCI function' % A100,
+        'bus/pci/devices/%s/physfn: %s has no virtfn link to this VF: it '
+        'is left out' % (A100_VFS[1], A100)]
 
 
 def test_unreadable_available_instances_skips_that_type(gpu_host, vgpu,
@@ -286,6 +331,10 @@ def test_unreadable_available_instances_skips_that_type(gpu_host, vgpu,
     assert sorted(_deployables(t4)) == [
         '%s_%s_nvidia-222' % (HOST, T4_VGPU)]
     assert 'nvidia-223' in caplog.text
+    assert t4.warnings == [
+        'bus/pci/devices/%s/mdev_supported_types/nvidia-223/'
+        'available_instances: unreadable available_instances: the type is '
+        'left out' % T4_VGPU]
 
 
 def test_health(gpu_host, override):
