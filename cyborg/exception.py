@@ -342,6 +342,15 @@ class DetachFailed(Conflict):
     msg_fmt = 'Detaching accelerator %(uuid)s failed: %(reason)s'
 
 
+class RPCVersionCapped(Conflict):
+    """[upgrade_levels] pins a peer below the version an action needs."""
+
+    msg_fmt = ('%(action)s needs %(service)s RPC API %(needed)s, but '
+               '[upgrade_levels] %(service)s pins it at %(cap)s while older '
+               '%(service)s services run; it is available once every '
+               '%(service)s is upgraded and the pin removed.')
+
+
 class ObjectActionError(CyborgException):
     msg_fmt = 'Object action %(action)s failed because: %(reason)s'
 

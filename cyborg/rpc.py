@@ -71,16 +71,25 @@ class RequestContextSerializer(messaging.Serializer):
         return cyborg_context.RequestContext.from_dict(context)
 
 
-def _serializer():
-    return RequestContextSerializer(objects_base.CyborgObjectSerializer())
+def _serializer(object_versions=None):
+    return RequestContextSerializer(
+        objects_base.CyborgObjectSerializer(object_versions))
 
 
-def get_client(target, version_cap=None):
+def get_client(target, version_cap=None, object_versions=None,
+               timeout=None, retry=None):
+    """An RPC client that sends at most ``version_cap`` and, where given,
+    objects backported to ``object_versions`` (name -> version).
+
+    ``timeout`` and ``retry`` are the defaults of its calls (None: the
+    transport's rpc_response_timeout, and reconnecting forever).
+    """
     if _TRANSPORT is None:
         raise RuntimeError('cyborg.rpc.init() was not called')
     return messaging.get_rpc_client(_TRANSPORT, target,
                                     version_cap=version_cap,
-                                    serializer=_serializer())
+                                    serializer=_serializer(object_versions),
+                                    timeout=timeout, retry=retry)
 
 
 def get_server(target, endpoints):

@@ -64,12 +64,14 @@ class RPCService(service.Service):
     ``manager`` provides ``target`` (an oslo.messaging Target without topic
     or server), and optionally ``init_host()``, ``periodic_tasks()`` (a list
     of ``(interval_seconds, callable)``; a callable may return the seconds
-    until its next run) and ``del_host()``.
+    until its next run) and ``del_host()``. ``endpoint``, when given,
+    answers the RPC messages in the manager's place (a wrapper of it).
     """
 
-    def __init__(self, manager, topic, host, binary):
+    def __init__(self, manager, topic, host, binary, endpoint=None):
         super().__init__()
         self.manager = manager
+        self.endpoint = endpoint or manager
         self.topic = topic
         self.host = host
         self.binary = binary
@@ -83,9 +85,9 @@ class RPCService(service.Service):
             init_host()
         target = messaging.Target(topic=self.topic, server=self.host,
                                   version=self.manager.target.version)
-        self.rpcserver = rpc.get_server(target, [self.manager])
+        self.rpcserver = rpc.get_server(target, [self.endpoint])
         self.rpcserver.start()
-        for interval, task in getattr(self.manager, 'periodic_tasks',
+        for interval, task in getattr(self.endpoint, 'periodic_tasks',
                                       lambda: [])():
             # NOTE(service): a task may return how long to wait before its
             # next run (a retry after a failure); None means the interval.

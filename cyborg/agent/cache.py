@@ -3,6 +3,7 @@
 import json
 import os
 import tempfile
+import threading
 
 from oslo_log import log as logging
 
@@ -86,6 +87,42 @@ class ReportCache:
         write_json(self.path, {'generation': self.generation,
                                'devices': self.devices,
                                'identity': self.identity})
+
+
+class HandleCache:
+    """Which ARQ each handle this agent prepared is for, kept on disk.
+
+    A conductor that adopts a dead one's bind repeats its host-side work;
+    the agent finds the handle already prepared for that ARQ and leaves
+    it. A release sent for an ARQ that no longer holds the handle (it was
+    rebound since) is ignored, so another ARQ's mdev is never removed.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self._lock = threading.Lock()
+        data = read_json(path, 'handle cache') or {}
+        holders = data.get('holders')
+        self._holders = holders if isinstance(holders, dict) else {}
+
+    def holder(self, handle_uuid):
+        """The ARQ the handle was prepared for; None if not known."""
+        with self._lock:
+            return self._holders.get(handle_uuid)
+
+    def hold(self, handle_uuid, arq_uuid):
+        """Record that the handle is prepared for ``arq_uuid`` (None: for
+        an ARQ a conductor did not name)."""
+        with self._lock:
+            if arq_uuid is None:
+                self._holders.pop(handle_uuid, None)
+            else:
+                self._holders[handle_uuid] = arq_uuid
+            write_json(self.path, {'holders': self._holders})
+
+    def forget(self, handle_uuid):
+        """The handle was released."""
+        self.hold(handle_uuid, None)
 
 
 def read_json(path, what):

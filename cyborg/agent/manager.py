@@ -31,7 +31,7 @@ BINARY = 'cyborg-agent'
 class AgentManager:
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.4')
+    target = messaging.Target(version='1.5')
 
     def __init__(self, host, tracker=None, placement=None):
         self.host = host
@@ -42,6 +42,8 @@ class AgentManager:
             host, self.driver_choices.names())
         self.cache = report_cache.ReportCache(os.path.join(
             CONF.state_path, 'agent-%s-inventory.json' % host))
+        self.handles = report_cache.HandleCache(os.path.join(
+            CONF.state_path, 'agent-%s-handles.json' % host))
         self._lock = threading.Lock()
         self._backoff = 0
         self._found = {}
@@ -363,21 +365,37 @@ class AgentManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def prepare_handle(self, context, driver_name, attach_type, attach_info,
-                       handle_uuid):
-        """RPC: make an attach handle ready at bind (create its mdev)."""
+                       handle_uuid, arq_uuid=None):
+        """RPC: make an attach handle ready at bind (create its mdev), once
+        per ARQ: a conductor that took a bind over asks again."""
         driver = self.tracker.driver_named(driver_name)
-        self._run(driver_name, 'Preparing handle %s' % handle_uuid,
-                  driver.prepare_handle, attach_type, attach_info,
-                  handle_uuid)
+        with lockutils.lock('handle-%s' % handle_uuid):
+            if arq_uuid is not None and \
+                    self.handles.holder(handle_uuid) == arq_uuid:
+                LOG.info('Handle %s is already prepared for ARQ %s',
+                         handle_uuid, arq_uuid)
+                return
+            self._run(driver_name, 'Preparing handle %s' % handle_uuid,
+                      driver.prepare_handle, attach_type, attach_info,
+                      handle_uuid)
+            self.handles.hold(handle_uuid, arq_uuid)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def release_handle(self, context, driver_name, attach_type, attach_info,
-                       handle_uuid):
-        """RPC: undo prepare_handle once the handle is unbound."""
+                       handle_uuid, arq_uuid=None):
+        """RPC: undo prepare_handle once the handle is unbound, unless it
+        is now prepared for another ARQ than ``arq_uuid``."""
         driver = self.tracker.driver_named(driver_name)
-        self._run(driver_name, 'Releasing handle %s' % handle_uuid,
-                  driver.release_handle, attach_type, attach_info,
-                  handle_uuid)
+        with lockutils.lock('handle-%s' % handle_uuid):
+            holder = self.handles.holder(handle_uuid)
+            if arq_uuid is not None and holder not in (None, arq_uuid):
+                LOG.info('Not releasing handle %s for ARQ %s: ARQ %s holds '
+                         'it now', handle_uuid, arq_uuid, holder)
+                return
+            self._run(driver_name, 'Releasing handle %s' % handle_uuid,
+                      driver.release_handle, attach_type, attach_info,
+                      handle_uuid)
+            self.handles.forget(handle_uuid)
 
     # --- Attach to a host, and drivers (1.4) -------------------------------
 

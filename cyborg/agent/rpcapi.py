@@ -5,6 +5,7 @@ import oslo_messaging as messaging
 
 from cyborg import exception
 from cyborg import rpc
+from cyborg import upgrade_levels
 
 CONF = cfg.CONF
 
@@ -32,13 +33,30 @@ class AgentAPI:
     * 1.3 - program, prepare_handle, release_handle.
     * 1.4 - attach, detach, consumers (/v1 accelerators); install_driver,
       uninstall_driver, update_driver.
+    * 1.5 - prepare_handle and release_handle take the ARQ the handle is
+      for (``arq_uuid``).
+
+    ``[upgrade_levels] agent`` caps what is sent (rolling upgrades): a
+    method newer than the cap raises RPCVersionCapped, or sends the older
+    form where one exists. Arguments are plain values, no objects.
     """
 
-    RPC_API_VERSION = '1.4'
+    RPC_API_VERSION = '1.5'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
-        self.client = rpc.get_client(target, version_cap=self.RPC_API_VERSION)
+        self.client = rpc.get_client(
+            target,
+            version_cap=upgrade_levels.version_cap('agent',
+                                                   self.RPC_API_VERSION))
+
+    def _prepare(self, host, version, action, **kwargs):
+        """A call context for ``host``'s agent at ``version``.
+
+        :raises RPCVersionCapped: [upgrade_levels] agent is older.
+        """
+        upgrade_levels.check(self.client, 'agent', version, action)
+        return self.client.prepare(server=host, version=version, **kwargs)
 
     def discover(self, context, host):
         """Run a discovery pass on ``host`` now and return its summary."""
@@ -52,8 +70,8 @@ class AgentAPI:
 
         :param cpid_info: the device's control path info (JSON string).
         """
-        cctxt = self.client.prepare(server=host, version='1.1',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
+        cctxt = self._prepare(host, '1.1', 'install_device',
+                              timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'install_device', driver_name=driver_name,
                           cpid_type=cpid_type, cpid_info=cpid_info)
 
@@ -65,36 +83,47 @@ class AgentAPI:
         :returns: whether Placement holds the change (None: the agent
             does not use Placement).
         """
-        cctxt = self.client.prepare(server=host, version='1.2',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
+        cctxt = self._prepare(host, '1.2', 'update_device_states',
+                              timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'update_device_states', devices=devices)
 
     def program(self, context, host, driver_name, cpid_type, cpid_info,
                 deployable_name, image_id):
         """Load a Glance image onto a deployable of ``host``."""
-        cctxt = self.client.prepare(server=host, version='1.3',
-                                    timeout=CONF.conductor.program_timeout)
+        cctxt = self._prepare(host, '1.3', 'program',
+                              timeout=CONF.conductor.program_timeout)
         return cctxt.call(context, 'program', driver_name=driver_name,
                           cpid_type=cpid_type, cpid_info=cpid_info,
                           deployable_name=deployable_name, image_id=image_id)
 
     def prepare_handle(self, context, host, driver_name, attach_type,
-                       attach_info, handle_uuid):
-        """Make an attach handle of ``host`` ready (create its mdev)."""
-        cctxt = self.client.prepare(server=host, version='1.3',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
-        return cctxt.call(context, 'prepare_handle', driver_name=driver_name,
-                          attach_type=attach_type, attach_info=attach_info,
-                          handle_uuid=handle_uuid)
+                       attach_info, handle_uuid, arq_uuid=None):
+        """Make an attach handle of ``host`` ready (create its mdev) for
+        ARQ ``arq_uuid``; the agent does it once per ARQ."""
+        return self._on_handle(context, 'prepare_handle', host, driver_name,
+                               attach_type, attach_info, handle_uuid,
+                               arq_uuid)
 
     def release_handle(self, context, host, driver_name, attach_type,
-                       attach_info, handle_uuid):
-        """Undo prepare_handle on ``host`` (remove the mdev)."""
-        cctxt = self.client.prepare(server=host, version='1.3',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
-        return cctxt.call(context, 'release_handle', driver_name=driver_name,
-                          attach_type=attach_type, attach_info=attach_info,
-                          handle_uuid=handle_uuid)
+                       attach_info, handle_uuid, arq_uuid=None):
+        """Undo prepare_handle on ``host`` (remove the mdev), unless the
+        handle is now prepared for another ARQ than ``arq_uuid``."""
+        return self._on_handle(context, 'release_handle', host, driver_name,
+                               attach_type, attach_info, handle_uuid,
+                               arq_uuid)
+
+    def _on_handle(self, context, method, host, driver_name, attach_type,
+                   attach_info, handle_uuid, arq_uuid):
+        kwargs = {'driver_name': driver_name, 'attach_type': attach_type,
+                  'attach_info': attach_info, 'handle_uuid': handle_uuid}
+        version = '1.3'
+        # NOTE(agent_rpcapi): an agent older than 1.5 cannot tell ARQs
+        # apart; it gets the call as before.
+        if arq_uuid is not None and self.client.can_send_version('1.5'):
+            version, kwargs['arq_uuid'] = '1.5', arq_uuid
+        cctxt = self._prepare(host, version, method,
+                              timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, method, **kwargs)
 
     def attach(self, context, host, uuid, driver_name, cpid_type, cpid_info,
                deployable_name, host_use):
@@ -113,8 +142,8 @@ class AgentAPI:
 
     def _on_deployable(self, context, method, host, uuid, driver_name,
                        cpid_type, cpid_info, deployable_name, host_use):
-        cctxt = self.client.prepare(server=host, version='1.4',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
+        cctxt = self._prepare(host, '1.4', method,
+                              timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, method, uuid=uuid,
                           driver_name=driver_name, cpid_type=cpid_type,
                           cpid_info=cpid_info,
@@ -122,28 +151,28 @@ class AgentAPI:
 
     def consumers(self, context, host, deployable_name):
         """Consumers Placement has allocations of on a deployable."""
-        cctxt = self.client.prepare(server=host, version='1.4',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
+        cctxt = self._prepare(host, '1.4', 'consumers',
+                              timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'consumers',
                           deployable_name=deployable_name)
 
     def install_driver(self, context, host, name):
         """Load, install and enable a driver on ``host``; returns its
         drivers and the devices the conductor then recorded."""
-        cctxt = self.client.prepare(server=host, version='1.4',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
+        cctxt = self._prepare(host, '1.4', 'install_driver',
+                              timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'install_driver', name=name)
 
     def uninstall_driver(self, context, host, name):
         """Stop using a driver on ``host``; returns as install_driver."""
-        cctxt = self.client.prepare(server=host, version='1.4',
-                                    timeout=CONF.conductor.agent_rpc_timeout)
+        cctxt = self._prepare(host, '1.4', 'uninstall_driver',
+                              timeout=CONF.conductor.agent_rpc_timeout)
         return cctxt.call(context, 'uninstall_driver', name=name)
 
     def update_driver(self, context, host, name, image_id=None):
         """Reload a driver's options on ``host`` (or load an image through
         it); returns as install_driver."""
-        cctxt = self.client.prepare(server=host, version='1.4',
-                                    timeout=CONF.conductor.program_timeout)
+        cctxt = self._prepare(host, '1.4', 'update_driver',
+                              timeout=CONF.conductor.program_timeout)
         return cctxt.call(context, 'update_driver', name=name,
                           image_id=image_id)

@@ -152,6 +152,7 @@ def init_application(argv=None, default_config_files=None):
     # conductor, by object indirection.
     from cyborg import rpc
     from cyborg import service
+    from cyborg.conductor import rpcapi as conductor_rpcapi
     from cyborg.objects import base as objects_base
     from cyborg.objects import indirection
 
@@ -161,7 +162,7 @@ def init_application(argv=None, default_config_files=None):
     conf.log_opt_values(LOG, logging.DEBUG)
     rpc.init(conf)
     objects_base.CyborgObject.indirection_api = (
-        indirection.ConductorIndirectionAPI())
+        indirection.ConductorIndirectionAPI(conductor_rpcapi.for_api))
     LOG.info('Cyborg API %s starting; microversions %s to %s.',
              version.version_string(), microversion.MIN_VERSION_STRING,
              microversion.MAX_VERSION_STRING)

@@ -21,6 +21,10 @@ from cyborg import exception
 LOG = logging.getLogger(__name__)
 
 JSON = 'application/json'
+#: Seconds a client is told to wait before retrying a 503. NOTE(errors):
+#: services reconnect within about 15 s of the database or the broker
+#: coming back, so a few retries span that.
+RETRY_AFTER = 5
 GENERIC_MESSAGE = ('The server could not complete the request because of an '
                    'internal error.')
 
@@ -70,6 +74,13 @@ def describe(exc):
         LOG.warning('No answer from the conductor: %s', exc)
         exc = exception.ServiceUnavailable(
             reason='the conductor did not answer in time')
+    elif isinstance(exc, (messaging.MessageDeliveryFailure,
+                          messaging.MessageUndeliverable)):
+        # NOTE(errors): the message broker is unreachable (its retries
+        # are bounded by the RPC client), or no conductor listens.
+        LOG.warning('The conductor could not be reached: %s', exc)
+        exc = exception.ServiceUnavailable(
+            reason='the conductor could not be reached')
     if isinstance(exc, exception.CyborgException):
         status = status_for(exc)
         if status < 500 or status == 503:
@@ -103,6 +114,13 @@ def error_response(exc):
     response = webob.Response(status=status, content_type=JSON,
                               charset=None)
     response.body = envelope(status, message)
+    return response
+
+
+def _retry_after(response):
+    # NOTE(errors): a 503 is temporary; say when to try again (RFC 9110).
+    if response.status_int == 503 and 'Retry-After' not in response.headers:
+        response.headers['Retry-After'] = str(RETRY_AFTER)
     return response
 
 
@@ -176,5 +194,5 @@ class FaultMiddleware:
         except Exception as exc:
             response = error_response(exc)
         if response.status_int >= 400:
-            response = rewrap(response)
+            response = _retry_after(rewrap(response))
         return response(environ, start_response)

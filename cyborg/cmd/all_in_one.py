@@ -14,6 +14,7 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.api import app as api_app
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import manager as conductor_manager
+from cyborg.conductor import outage
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 
@@ -64,9 +65,10 @@ def build_services():
             CONF.host, os.path.join(CONF.state_path,
                                     'agent-%s-placement.json' % CONF.host),
             client=placement.client())
+    conductor = conductor_manager.ConductorManager(CONF.host)
     services.append(service.RPCService(
-        conductor_manager.ConductorManager(CONF.host), CONF.conductor.topic,
-        CONF.host, conductor_manager.BINARY))
+        conductor, CONF.conductor.topic, CONF.host, conductor_manager.BINARY,
+        endpoint=outage.GuardedEndpoint(conductor)))
     services.append(service.RPCService(
         agent_manager.AgentManager(CONF.host, placement=provider_tree),
         agent_rpcapi.TOPIC, CONF.host, agent_manager.BINARY))

@@ -7,6 +7,7 @@ from oslo_config import cfg
 from cyborg import exception
 from cyborg import service
 from cyborg.conductor import manager
+from cyborg.conductor import outage
 
 CONF = cfg.CONF
 
@@ -14,9 +15,11 @@ CONF = cfg.CONF
 def main(argv=None):
     service.prepare_service(sys.argv[1:] if argv is None else argv)
     try:
+        conductor_manager = manager.ConductorManager(CONF.host)
         conductor = service.RPCService(
-            manager.ConductorManager(CONF.host), CONF.conductor.topic,
-            CONF.host, manager.BINARY)
+            conductor_manager, CONF.conductor.topic, CONF.host,
+            manager.BINARY,
+            endpoint=outage.GuardedEndpoint(conductor_manager))
         service.run(conductor)
     except exception.ConfigError as exc:
         service.fail(exc)

@@ -130,7 +130,8 @@ def _bind(context, job, conductor):
         conductor.tell_nova({arq: (instance, states.ARQ_BOUND)})
         return
     if binding.start_bind_on(context, arq, instance,
-                             job['deployable']['uuid']):
+                             job['deployable']['uuid'],
+                             owner=conductor.host):
         conductor.finish_binds(context, [arq])
     else:
         conductor.finish_binds(context, [], failed={arq: instance})

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from cyborg import exception
 from cyborg import states
 from cyborg.db import models
+from cyborg.db import ownership
 from cyborg.db import session
 from cyborg.db.session import main
 from cyborg.objects import arq as arq_obj
@@ -23,6 +24,10 @@ _UNBOUND = (states.ARQ_INITIAL, states.ARQ_UNBOUND)
 # of the device it attaches from these keys (an mdev's uuid is the handle's).
 _HANDLE_KEYS = ('domain', 'bus', 'device', 'function', 'physical_network',
                 'asked_type', 'vgpu_mark')
+
+#: What ``finish_bind`` answers a conductor whose bind another conductor
+#: took over (and may have finished): it must leave the handle alone.
+LOST = 'lost'
 
 
 def _now():
@@ -188,6 +193,19 @@ def _check_transition(row, target):
     if row.state not in states.ARQ_TRANSITIONS[target]:
         raise exception.ARQBadState(uuid=row.uuid, state=row.state,
                                     target=target)
+    if row.state == states.ARQ_UNBOUND and row.attach_handle_id is not None:
+        # NOTE(binding): its handle is still being released on the host.
+        raise exception.ARQBadState(uuid=row.uuid,
+                                    state='Unbound (releasing its handle)',
+                                    target=target)
+
+
+def _same_binding(row, binding):
+    """Whether ``row`` is BindStarted or Bound with just this binding."""
+    return (row.state in (states.ARQ_BIND_STARTED, states.ARQ_BOUND) and
+            row.instance_uuid == binding['instance_uuid'] and
+            row.hostname == binding['hostname'] and
+            row.device_rp_uuid == binding['device_rp_uuid'])
 
 
 def _take_handle(session, deployable_id):
@@ -212,39 +230,39 @@ def _take_handle(session, deployable_id):
     return None
 
 
-def _release(session, row, released=None):
+def _release(session, row, released=None, keep=False):
     """Free the ARQ's handle; note in ``released`` what the agent must
-    undo on the host (a prepared handle of a bind that got that far)."""
+    undo on the host (a prepared handle of a bind that got that far, or
+    of an unbind whose release is still pending).
+
+    :param keep: leave a handle to undo on the host taken by the ARQ
+        until ``finish_unbind``, so that no bind gets it meanwhile.
+    :returns: whether the handle was kept.
+    """
     if row.attach_handle_id is None:
-        return
+        return False
+    handle = session.get(models.AttachHandle, row.attach_handle_id)
+    prepared = []
+    if released is not None and row.state in (
+            states.ARQ_BIND_STARTED, states.ARQ_BOUND, states.ARQ_UNBOUND):
+        prepared = ownership.prepared(handle.deployable, handle, row.uuid)
+        released.extend(prepared)
+    if keep and prepared:
+        return True
     session.execute(sa.update(models.AttachHandle)
                     .where(models.AttachHandle.id == row.attach_handle_id)
                     .values(in_use=False))
-    if released is None or row.state not in (states.ARQ_BIND_STARTED,
-                                             states.ARQ_BOUND):
-        return
-    handle = session.get(models.AttachHandle, row.attach_handle_id)
-    released.extend(_prepared(handle.deployable, handle))
-
-
-def _prepared(dep, handle):
-    """What an agent needs to undo a prepared handle; [] when the handle
-    needs nothing on the host."""
-    if handle.attach_type not in states.PREPARED_HANDLE_TYPES:
-        return []
-    return [{'host': dep.device.hostname,
-             'driver_name': dep.driver_name or dep.device.driver_name,
-             'type': handle.attach_type,
-             'info': json.loads(handle.attach_info), 'uuid': handle.uuid}]
+    return False
 
 
 @session.retry_on_conflict
 @main.writer
-def start_bind(context, bindings, project_id=None):
+def start_bind(context, bindings, project_id=None, owner=None):
     """Check every binding, then move each ARQ to BindStarted with a handle.
 
     :param bindings: ARQ uuid -> ``{'hostname', 'device_rp_uuid',
         'instance_uuid'}`` (and optionally ``project_id``).
+    :param owner: the conductor that will do the host-side work.
     :returns: uuids now BindStarted, and uuids already BindFailed because
         their provider had no free attach handle.
     :raises ARQNotFound, ARQBadState, Invalid: nothing is changed.
@@ -264,7 +282,14 @@ def start_bind(context, bindings, project_id=None):
             reason='instance %s already has accelerator requests; bind all '
                    'of an instance\'s in one request' % taken)
     by_rp = {}
+    # NOTE(binding): a retried PATCH (the API gave up waiting, 503, but a
+    # conductor took the first message later) finds its own binding under
+    # way or done: nothing to do for it, and no conflict.
+    repeated = {uuid for uuid, row in rows.items()
+                if _same_binding(row, bindings[uuid])}
     for uuid, row in rows.items():
+        if uuid in repeated:
+            continue
         _check_transition(row, states.ARQ_BIND_STARTED)
         rp_uuid = bindings[uuid]['device_rp_uuid']
         if rp_uuid not in by_rp:
@@ -276,16 +301,18 @@ def start_bind(context, bindings, project_id=None):
                 reason='no deployable has resource provider %s' % rp_uuid)
     started, failed = [], []
     for uuid, row in rows.items():
+        if uuid in repeated:
+            continue
         binding = bindings[uuid]
         deployable = by_rp[binding['device_rp_uuid']]
-        if _bind_row(session, row, binding, deployable):
+        if _bind_row(session, row, binding, deployable, owner):
             started.append(uuid)
         else:
             failed.append(uuid)
     return started, failed
 
 
-def _bind_row(session, row, binding, deployable):
+def _bind_row(session, row, binding, deployable, owner=None):
     """Record the binding on the ARQ and take a handle; False (and
     BindFailed) when the deployable has none free."""
     row.hostname = binding['hostname']
@@ -303,12 +330,13 @@ def _bind_row(session, row, binding, deployable):
         return False
     row.attach_handle_id = handle_id
     row.state = states.ARQ_BIND_STARTED
+    row.owner, row.taken_at = owner, row.updated_at
     return True
 
 
 @session.retry_on_conflict
 @main.writer
-def start_bind_on(context, uuid, instance_uuid, deployable_uuid):
+def start_bind_on(context, uuid, instance_uuid, deployable_uuid, owner=None):
     """Bind one ARQ to a named deployable (a /v1 attach, which may add an
     accelerator to an instance that has others).
 
@@ -322,7 +350,7 @@ def start_bind_on(context, uuid, instance_uuid, deployable_uuid):
     return _bind_row(session, row, {
         'hostname': deployable.device.hostname,
         'device_rp_uuid': deployable.rp_uuid,
-        'instance_uuid': instance_uuid}, deployable)
+        'instance_uuid': instance_uuid}, deployable, owner)
 
 
 @session.retry_on_conflict
@@ -339,24 +367,33 @@ def bind_without_handle(context, uuid, instance_uuid):
 
 @session.retry_on_conflict
 @main.writer
-def finish_bind(context, uuid, ok):
+def finish_bind(context, uuid, ok, owner=None):
     """BindStarted -> Bound (or BindFailed, releasing the handle).
 
-    :returns: ``(instance_uuid, state)`` or None when the ARQ moved on
-        meanwhile (unbound or deleted).
+    :param owner: the conductor finishing it; with one given, only the
+        ARQ's owner may.
+    :returns: ``(instance_uuid, state)``; None when the ARQ moved on
+        meanwhile (unbound or deleted); LOST when another conductor took
+        the bind over (or finished it).
     """
     target = states.ARQ_BOUND if ok else states.ARQ_BIND_FAILED
     row = context.session.scalars(
         sa.select(models.AcceleratorRequest)
-        .where(models.AcceleratorRequest.uuid == uuid,
-               models.AcceleratorRequest.state == states.ARQ_BIND_STARTED)
+        .where(models.AcceleratorRequest.uuid == uuid)
         .with_for_update()).first()
     if row is None:
+        return None
+    if owner is not None and (
+            row.state in (states.ARQ_BOUND, states.ARQ_BIND_FAILED) or
+            row.state == states.ARQ_BIND_STARTED and row.owner != owner):
+        return LOST
+    if row.state != states.ARQ_BIND_STARTED:
         return None
     if not ok:
         _release(context.session, row)
         row.attach_handle_id = None
     row.state = target
+    row.owner = row.taken_at = None
     row.updated_at = _now()
     return row.instance_uuid, target
 
@@ -368,8 +405,9 @@ def bind_job(context, uuid):
 
     :returns: dict with ``group`` (the profile group), ``host`` (the
         agent's), ``driver_name``, ``cpid`` ([type, info]), ``deployable``
-        (uuid, name, id, bitstream_id), ``handle`` (type, info, uuid) and
-        ``prepared`` (what to undo if the bind is dropped).
+        (uuid, name, id, bitstream_id), ``handle`` (type, info, uuid),
+        ``prepared`` (what to undo if the bind is dropped) and ``owner``
+        (the conductor holding the bind).
     """
     session = context.session
     found = session.execute(
@@ -393,7 +431,7 @@ def bind_job(context, uuid):
     cpid = device.controlpath_ids[0]
 
     return {
-        'uuid': row.uuid,
+        'uuid': row.uuid, 'owner': row.owner,
         'group': groups[row.device_profile_group_id]
         if row.device_profile_group_id < len(groups) else {},
         'host': device.hostname, 'driver_name': dep.driver_name or
@@ -403,7 +441,7 @@ def bind_job(context, uuid):
         'handle': {'type': handle.attach_type,
                    'info': json.loads(handle.attach_info),
                    'uuid': handle.uuid},
-        'prepared': _prepared(dep, handle),
+        'prepared': ownership.prepared(dep, handle, row.uuid),
     }
 
 
@@ -423,15 +461,6 @@ def others(context, uuid):
                models.AcceleratorRequest.state.in_(
                    (states.ARQ_BIND_STARTED, states.ARQ_BOUND)),
                models.AcceleratorRequest.instance_uuid != row.instance_uuid))
-
-
-@main.reader
-def bind_started(context):
-    """ARQs a conductor left in BindStarted (to finish at start)."""
-    return context.session.scalars(
-        sa.select(models.AcceleratorRequest.uuid)
-        .where(models.AcceleratorRequest.state == states.ARQ_BIND_STARTED)
-    ).all()
 
 
 @main.reader
@@ -459,9 +488,12 @@ def stuck(context, older_than, limit):
 
 @session.retry_on_conflict
 @main.writer
-def unbind(context, uuids, project_id=None):
+def unbind(context, uuids, project_id=None, owner=None):
     """Release the handles and forget the bindings (-> Unbound).
 
+    :param owner: the conductor that will have the agents release the
+        prepared handles: each ARQ keeps such a handle, and that
+        conductor holds the ARQ, until ``finish_unbind``.
     :returns: the prepared handles the agents must release.
     """
     rows = _lock(context.session, uuids, project_id)
@@ -469,9 +501,12 @@ def unbind(context, uuids, project_id=None):
         _check_transition(row, states.ARQ_UNBOUND)
     released = []
     for row in rows.values():
-        _release(context.session, row, released)
+        kept = _release(context.session, row, released,
+                        keep=owner is not None)
         row.state = states.ARQ_UNBOUND
-        row.attach_handle_id = row.deployable_id = None
+        row.attach_handle_id = row.attach_handle_id if kept else None
+        row.owner, row.taken_at = (owner, _now()) if kept else (None, None)
+        row.deployable_id = None
         row.hostname = row.device_rp_uuid = row.instance_uuid = None
         row.updated_at = _now()
     return released

@@ -7,6 +7,8 @@ import time
 
 from oslo_log import log as logging
 
+from cyborg.conductor import outage
+
 LOG = logging.getLogger(__name__)
 _STOP = object()
 
@@ -100,8 +102,11 @@ class Coalescer:
             try:
                 outcomes = self.apply(items)
             except Exception as exc:  # noqa: BLE001 - each caller re-raises
-                LOG.exception('Applying a batch of %d %s failed',
-                              len(items), self.name)
+                # NOTE(coalesce): a database outage is logged once, by the
+                # outage tracker, not once per batch.
+                if not outage.is_connection_error(exc):
+                    LOG.exception('Applying a batch of %d %s failed',
+                                  len(items), self.name)
                 outcomes = [exc] * len(items)
             self.batches += 1
             self.items += len(items)

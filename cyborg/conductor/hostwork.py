@@ -123,7 +123,7 @@ def bind(context, job, agent_api, glance=None):
         if handle['type'] in states.PREPARED_HANDLE_TYPES:
             agent_api.prepare_handle(context, job['host'], job['driver_name'],
                                      handle['type'], handle['info'],
-                                     handle['uuid'])
+                                     handle['uuid'], arq_uuid=job['uuid'])
     except (exception.CyborgException, messaging.MessagingException) as exc:
         LOG.warning('Bind of ARQ %s failed on %s: %s', job['uuid'],
                     job['host'], exc)
@@ -139,9 +139,12 @@ def release(context, handles, agent_api):
     """Have the agents undo prepared handles (best effort, logged)."""
     for handle in handles:
         try:
+            # NOTE(hostwork): the agent leaves alone a handle another ARQ
+            # holds now (a late release after the handle was rebound).
             agent_api.release_handle(context, handle['host'],
                                      handle['driver_name'], handle['type'],
-                                     handle['info'], handle['uuid'])
+                                     handle['info'], handle['uuid'],
+                                     arq_uuid=handle.get('arq'))
         except (exception.CyborgException,
                 messaging.MessagingException) as exc:
             LOG.warning('The agent of %s did not release handle %s (%s); '

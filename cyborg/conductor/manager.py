@@ -24,6 +24,7 @@ from cyborg.conductor import hostwork
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.conductor import takeover
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 from cyborg.drivers import report as driver_report
@@ -81,7 +82,10 @@ class ConductorManager:
         lifecycle.recover_activations(context,
                                       CONF.conductor.agent_rpc_timeout)
         self._heartbeat()
-        self._recover_binds(context)
+        taken = takeover.adopt(context, self, BINARY, at_start=True)
+        if taken:
+            LOG.warning('Finished %d binds or unbinds that stopped '
+                        'conductors left unfinished', len(taken))
         accelerators.recover(context, CONF.conductor.agent_rpc_timeout * 2)
 
     def del_host(self):
@@ -90,17 +94,19 @@ class ConductorManager:
         self.reports.stop()
         self.heartbeats.stop()
 
-    def _recover_binds(self, context):
-        # NOTE(conductor): a conductor that died mid-bind left these; no
-        # ARQ may stay BindStarted, so they are finished here.
-        pending = binding.bind_started(context)
-        if pending:
-            LOG.warning('Finishing %d binds a stopped conductor left '
-                        'unfinished', len(pending))
-            self.finish_binds(context, pending)
-
     def periodic_tasks(self):
-        return [(CONF.conductor.heartbeat_interval, self._heartbeat)]
+        return [(CONF.conductor.heartbeat_interval, self._heartbeat),
+                (CONF.conductor.heartbeat_interval, self._take_over)]
+
+    def _take_over(self):
+        """Adopt the ARQ work of conductors that stopped heartbeating."""
+        context = cyborg_context.get_admin_context()
+        takeover.adopt(context, self, BINARY)
+        # NOTE(conductor): an activation is one agent call, bounded by
+        # agent_rpc_timeout: one older than that has no live conductor.
+        lifecycle.recover_activations(
+            context, CONF.conductor.agent_rpc_timeout +
+            CONF.conductor.takeover_after)
 
     def _heartbeat(self):
         dbapi.services.heartbeat(cyborg_context.get_admin_context(),
@@ -266,13 +272,16 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def bind_arqs(self, context, bindings, project_id=None):
-        started, failed = binding.start_bind(context, bindings, project_id)
+        started, failed = binding.start_bind(context, bindings, project_id,
+                                             owner=self.host)
         if started or failed:
             # NOTE(conductor): the API answers 202 at once; Nova hears of
-            # failed binds too from the cast, never while it waits.
+            # failed binds too from the cast, never while it waits. The
+            # cast comes back here: this conductor holds the binds.
             conductor_rpcapi.ConductorAPI().finish_binds(
                 context, started, failed={
-                    uuid: bindings[uuid]['instance_uuid'] for uuid in failed})
+                    uuid: bindings[uuid]['instance_uuid'] for uuid in failed},
+                server=self.host)
         return started
 
     def finish_binds(self, context, uuids, failed=None):
@@ -285,11 +294,16 @@ class ConductorManager:
                    for uuid, instance in (failed or {}).items()}
         for uuid in uuids:
             job = binding.bind_job(context, uuid)
-            if job is None:
+            if job is None or not takeover.holds(context, job, self.host):
                 continue
             ok = hostwork.bind(context, job, self.agent_api)
-            done = binding.finish_bind(context, uuid, ok=ok)
-            if done is None and ok:
+            done = binding.finish_bind(context, uuid, ok=ok, owner=self.host)
+            if done == binding.LOST:
+                # NOTE(conductor): another conductor took the bind over
+                # (this one looked dead); the handle is its now.
+                LOG.warning('Conductor %s lost the bind of ARQ %s to '
+                            'another conductor', self.host, uuid)
+            elif done is None and ok:
                 # NOTE(conductor): unbound or deleted while the agent
                 # worked: undo what it prepared.
                 hostwork.release(context, job['prepared'], self.agent_api)
@@ -309,8 +323,9 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def unbind_arqs(self, context, uuids, project_id=None):
-        released = binding.unbind(context, uuids, project_id)
-        hostwork.release(context, released, self.agent_api)
+        released = binding.unbind(context, uuids, project_id,
+                                  owner=self.host)
+        takeover.finish_unbind(context, uuids, self, released)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, uuids=None, instance_uuid=None,

@@ -1,11 +1,28 @@
 """Client side of the conductor RPC API, used by the API and the agents."""
 
 from oslo_config import cfg
+from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from cyborg import rpc
+from cyborg import upgrade_levels
 
 CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+
+#: Reconnections to an unreachable broker one send of the REST API tries
+#: before it fails. NOTE(rpc): oslo.messaging's default is forever, which
+#: holds an API request for as long as RabbitMQ is down; one retry rides
+#: out a dropped connection and still fails within [api] rpc_timeout.
+API_RETRY = 1
+
+
+def for_api():
+    """The client the REST API calls the conductor with: a call that names
+    no longer timeout waits ``[api] rpc_timeout``, and an unreachable
+    broker fails it instead of blocking (both end in a 503)."""
+    return ConductorAPI(timeout=CONF.api.rpc_timeout, retry=API_RETRY)
 
 
 class ConductorAPI:
@@ -31,14 +48,38 @@ class ConductorAPI:
       discover_services.
     * 1.7 - invalidate_lists (fanout): a conductor wrote to the tables
       whose lists the conductors cache.
+
+    ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
+    method newer than the cap raises RPCVersionCapped, or sends the older
+    form where one exists, and objects go at the versions conductors of
+    the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
     RPC_API_VERSION = '1.7'
 
-    def __init__(self, topic=None):
+    def __init__(self, topic=None, timeout=None, retry=None):
+        """:param timeout, retry: what a call that names no timeout waits
+            for an answer, and how often a send reconnects to the broker
+            (see for_api()); None: the transport's defaults."""
         target = messaging.Target(topic=topic or CONF.conductor.topic,
                                   version='1.0')
-        self.client = rpc.get_client(target, version_cap=self.RPC_API_VERSION)
+        cap = upgrade_levels.version_cap('conductor', self.RPC_API_VERSION)
+        #: Object name -> version the pinned conductors know; None: no pin.
+        self.object_versions = upgrade_levels.object_pins()
+        self.client = rpc.get_client(target, version_cap=cap,
+                                     object_versions=self.object_versions,
+                                     timeout=timeout, retry=retry)
+
+    def _prepare(self, version, action, **kwargs):
+        """A call context at ``version``.
+
+        :raises RPCVersionCapped: [upgrade_levels] conductor is older.
+        """
+        upgrade_levels.check(self.client, 'conductor', version, action)
+        if kwargs.get('timeout', 0) is None:
+            # NOTE(rpc): no timeout of its own: the client's applies.
+            del kwargs['timeout']
+        return self.client.prepare(version=version, **kwargs)
 
     # --- Object indirection (remotable methods of cyborg.objects) ----------
 
@@ -81,7 +122,7 @@ class ConductorAPI:
         :raises GenerationConflict: the conductor holds another generation;
             the agent must send its whole inventory with ``report_data``.
         """
-        cctxt = self.client.prepare(version='1.1', timeout=timeout)
+        cctxt = self._prepare('1.1', 'report_delta', timeout=timeout)
         return cctxt.call(context, 'report_delta', host=host, delta=delta)
 
     def agent_heartbeat(self, context, host, generation, timeout=None):
@@ -90,21 +131,23 @@ class ConductorAPI:
         :returns: False when the conductor does not hold ``generation`` of
             this host's inventory; the agent then sends it whole.
         """
-        cctxt = self.client.prepare(version='1.1', timeout=timeout)
+        cctxt = self._prepare('1.1', 'agent_heartbeat', timeout=timeout)
         return cctxt.call(context, 'agent_heartbeat', host=host,
                           generation=generation)
 
     def activate_device(self, context, uuid):
         """Have the device's agent prepare it, then mark it ready."""
-        cctxt = self.client.prepare(
-            version='1.1', timeout=CONF.conductor.agent_rpc_timeout + 30)
+        cctxt = self._prepare(
+            '1.1', 'activate_device',
+            timeout=CONF.conductor.agent_rpc_timeout + 30)
         return cctxt.call(context, 'activate_device', uuid=uuid)
 
     def set_device_enabled(self, context, uuid, enabled):
         """Upstream's enable (activates an inactive device) and disable
         (maintenance)."""
-        cctxt = self.client.prepare(
-            version='1.2', timeout=CONF.conductor.agent_rpc_timeout + 30)
+        cctxt = self._prepare(
+            '1.2', 'set_device_enabled',
+            timeout=CONF.conductor.agent_rpc_timeout + 30)
         return cctxt.call(context, 'set_device_enabled', uuid=uuid,
                           enabled=enabled)
 
@@ -114,19 +157,19 @@ class ConductorAPI:
 
         :returns: ``[{'uuid', 'controlpath': [type, info], 'status'}]``
         """
-        cctxt = self.client.prepare(version='1.3', timeout=timeout)
+        cctxt = self._prepare('1.3', 'device_states', timeout=timeout)
         return cctxt.call(context, 'device_states', host=host)
 
     # --- Accelerator requests ------------------------------------------------
 
     def create_arqs(self, context, profile_name, project_id):
         """One ARQ per unit of each group of a device profile."""
-        cctxt = self.client.prepare(version='1.4')
+        cctxt = self._prepare('1.4', 'create_arqs')
         return cctxt.call(context, 'create_arqs', profile_name=profile_name,
                           project_id=project_id)
 
     def get_arq(self, context, uuid, project_id=None):
-        cctxt = self.client.prepare(version='1.4')
+        cctxt = self._prepare('1.4', 'get_arq')
         return cctxt.call(context, 'get_arq', uuid=uuid,
                           project_id=project_id)
 
@@ -138,7 +181,7 @@ class ConductorAPI:
         kwargs = {}
         if resolved or paging:
             kwargs = {'resolved': resolved, 'paging': paging}
-        cctxt = self.client.prepare(version='1.5' if kwargs else '1.4')
+        cctxt = self._prepare('1.5' if kwargs else '1.4', 'list_arqs')
         return cctxt.call(context, 'list_arqs', project_id=project_id,
                           instance_uuid=instance_uuid, **kwargs)
 
@@ -147,24 +190,33 @@ class ConductorAPI:
 
         :raises ARQNotFound, ARQBadState, Invalid: nothing was changed.
         """
-        cctxt = self.client.prepare(version='1.4')
+        cctxt = self._prepare('1.4', 'bind_arqs')
         return cctxt.call(context, 'bind_arqs', bindings=bindings,
                           project_id=project_id)
 
-    def finish_binds(self, context, uuids, failed=None):
+    def finish_binds(self, context, uuids, failed=None, server=None):
         """Have a conductor do the host-side work and tell Nova.
 
         :param failed: ARQ uuid -> instance of binds that already failed.
+        :param server: the conductor that holds the binds (any if None).
         """
+        if failed and not self.client.can_send_version('1.5'):
+            # NOTE(upgrade): conductors before 1.5 cannot take the failed
+            # binds; those ARQs are BindFailed already, and Nova waits
+            # for their events until its own timeout.
+            LOG.warning('[upgrade_levels] conductor %s: Nova is not told '
+                        'of the failed binds of %s', self.client.version_cap,
+                        ', '.join(sorted(failed)))
+            failed = None
         if not failed:
-            cctxt = self.client.prepare(version='1.4')
+            cctxt = self._prepare('1.4', 'finish_binds', server=server)
             cctxt.cast(context, 'finish_binds', uuids=uuids)
             return
-        cctxt = self.client.prepare(version='1.5')
+        cctxt = self.client.prepare(version='1.5', server=server)
         cctxt.cast(context, 'finish_binds', uuids=uuids, failed=failed)
 
     def unbind_arqs(self, context, uuids, project_id=None):
-        cctxt = self.client.prepare(version='1.4')
+        cctxt = self._prepare('1.4', 'unbind_arqs')
         return cctxt.call(context, 'unbind_arqs', uuids=uuids,
                           project_id=project_id)
 
@@ -174,7 +226,7 @@ class ConductorAPI:
 
         :param bound_ok: False refuses (403) to delete any bound one.
         """
-        cctxt = self.client.prepare(version='1.4')
+        cctxt = self._prepare('1.4', 'delete_arqs')
         return cctxt.call(context, 'delete_arqs', uuids=uuids,
                           instance_uuid=instance_uuid, project_id=project_id,
                           bound_ok=bound_ok)
@@ -184,25 +236,26 @@ class ConductorAPI:
     def create_attribute(self, context, deployable_id, key, value):
         """Add an operator's attribute to a deployable (a trait one reaches
         Placement through the agent)."""
-        cctxt = self.client.prepare(version='1.5')
+        cctxt = self._prepare('1.5', 'create_attribute')
         return cctxt.call(context, 'create_attribute',
                           deployable_id=deployable_id, key=key, value=value)
 
     def delete_attribute(self, context, uuid):
-        cctxt = self.client.prepare(version='1.5')
+        cctxt = self._prepare('1.5', 'delete_attribute')
         return cctxt.call(context, 'delete_attribute', uuid=uuid)
 
     def program_deployable(self, context, uuid, image_id):
         """Program a deployable with a Glance image; returns it."""
-        cctxt = self.client.prepare(
-            version='1.5', timeout=CONF.conductor.program_timeout + 30)
+        cctxt = self._prepare(
+            '1.5', 'program_deployable',
+            timeout=CONF.conductor.program_timeout + 30)
         return cctxt.call(context, 'program_deployable', uuid=uuid,
                           image_id=image_id)
 
     # --- /v1 accelerators ---------------------------------------------------
 
     def _call(self, context, method, timeout=None, **kwargs):
-        cctxt = self.client.prepare(version='1.6', timeout=timeout)
+        cctxt = self._prepare('1.6', method, timeout=timeout)
         return cctxt.call(context, method, **kwargs)
 
     def list_accelerators(self, context):
@@ -276,5 +329,9 @@ class ConductorAPI:
             itself knew already. Sent once: a message that cannot go is
             lost, and the receivers' fingerprint checks stand in for it.
         """
+        if not self.client.can_send_version('1.7'):
+            # NOTE(upgrade): conductors before 1.7 cache no lists; the
+            # receivers' fingerprint checks would stand in anyway.
+            return
         cctxt = self.client.prepare(fanout=True, version='1.7', retry=0)
         cctxt.cast(context, 'invalidate_lists', origin=origin)

@@ -19,6 +19,7 @@ from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import privsep
 from cyborg.conf import qat
+from cyborg.conf import upgrade_levels
 
 CONF = cfg.CONF
 
@@ -26,5 +27,5 @@ CONF = cfg.CONF
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
                 gpu, fpga, qat, npu, generic, placement, embedded, nova,
-                glance, privsep):
+                glance, privsep, upgrade_levels):
     _module.register_opts(CONF)

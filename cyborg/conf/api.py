@@ -49,6 +49,18 @@ opts = [
         help='The most items one page of a list holds (from microversion '
              '2.4, lists are paged: limit, marker, sort_key, sort_dir and a '
              'next link). A larger limit asked for is cut to this.'),
+    cfg.IntOpt(
+        'rpc_timeout',
+        default=10,
+        min=1,
+        help='Seconds the API waits for a conductor to answer a request '
+             'before it answers 503 Service Unavailable with a Retry-After '
+             'header, instead of waiting the transport\'s '
+             'rpc_response_timeout. Requests that wait for an agent '
+             '(programming, driver installation, activation) keep their '
+             'own, longer, timeouts. A message broker that cannot be '
+             'reached fails a request at once (after one reconnection), '
+             'whatever this says.'),
     cfg.ListOpt(
         'binding_service_roles',
         default=['service'],

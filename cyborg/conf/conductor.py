@@ -51,6 +51,18 @@ opts = [
         min=1,
         help='Seconds between two liveness records of a conductor.'),
     cfg.IntOpt(
+        'takeover_after',
+        default=90,
+        min=1,
+        help='Seconds after the last liveness record of a conductor when '
+             'the others adopt its unfinished accelerator request work '
+             '(binds, and the release of handles after an unbind). Every '
+             'conductor checks for such work every heartbeat_interval '
+             'seconds; exactly one takes each piece and finishes it. Keep '
+             'it above twice heartbeat_interval, or a conductor that is '
+             'only slow to heartbeat loses its work (which is safe, but '
+             'repeats the host-side work).'),
+    cfg.IntOpt(
         'list_cache_max_age',
         default=300,
         min=0,

@@ -17,10 +17,11 @@ from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import privsep
 from cyborg.conf import qat
+from cyborg.conf import upgrade_levels
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
             gpu, fpga, qat, npu, generic, placement, embedded, nova, glance,
-            privsep)
+            privsep, upgrade_levels)
 
 
 def list_opts():

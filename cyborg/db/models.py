@@ -216,6 +216,7 @@ class AcceleratorRequest(Base):
         sa.UniqueConstraint('uuid', name='uniq_accelerator_requests0uuid'),
         sa.Index('accelerator_requests_instance_uuid_idx', 'instance_uuid'),
         sa.Index('accelerator_requests_project_id_idx', 'project_id'),
+        sa.Index('accelerator_requests_owner_idx', 'owner'),
         _TABLE_ARGS,
     )
 
@@ -236,6 +237,13 @@ class AcceleratorRequest(Base):
         sa.ForeignKey('attach_handles.id', ondelete='SET NULL'))
     deployable_id: orm.Mapped[int | None] = orm.mapped_column(
         sa.ForeignKey('deployables.id', ondelete='SET NULL'))
+    # The conductor (its host, as in services) doing the ARQ's bind, or the
+    # release of its handle after an unbind, and since when; NULL when no
+    # work is in flight. Another conductor adopts it once that one stops
+    # heartbeating.
+    owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    taken_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime)
 
 
 class Accelerator(Base):

@@ -7,6 +7,7 @@ which only the conductor sets (objects never import ``cyborg.db``), and
 ``listings`` its cache of the device and deployable lists.
 """
 
+import datetime
 import json
 
 from oslo_utils import versionutils
@@ -14,6 +15,7 @@ from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields as ovo_fields
 
 from cyborg import exception
+from cyborg import upgrade_levels
 
 
 class CyborgObjectRegistry(ovo_base.VersionedObjectRegistry):
@@ -47,6 +49,12 @@ class CyborgObject(ovo_base.VersionedObject):
     #: {(major, minor): fields added in that version}, so that older
     #: callers get primitives without them (obj_make_compatible).
     _fields_since = {}
+    #: {remotable method: (major, minor) that added it}; a client pinned to
+    #: conductors of an older version uses ``_older_forms`` instead.
+    _methods_since = {}
+    #: {remotable method: classmethod name} computing its result from
+    #: methods older conductors have.
+    _older_forms = {}
 
     @classmethod
     def _from_db_object(cls, obj, db_row, context=None):
@@ -98,7 +106,41 @@ class CyborgPersistentObject:
 
 
 class CyborgObjectSerializer(ovo_base.VersionedObjectSerializer):
+    """Objects to and from primitives; with ``version_manifest`` (object
+    name -> version a pinned peer knows) it sends those versions."""
+
     OBJ_BASE_CLASS = CyborgObject
+
+    def __init__(self, version_manifest=None):
+        super().__init__()
+        self._manifest = version_manifest
+
+    def serialize_entity(self, context, entity):
+        if self._manifest and isinstance(entity, ovo_base.VersionedObject):
+            target = upgrade_levels.pinned_version(self._manifest,
+                                                   entity.obj_name())
+            return entity.obj_to_primitive(target_version=target,
+                                           version_manifest=self._manifest)
+        return super().serialize_entity(context, entity)
+
+
+def view_rows(objs, names):
+    """A list view's ``{'fields', 'rows'}`` built from objects, as the
+    conductor's list cache renders it (times as UTC text, whole seconds).
+    """
+    rows = []
+    for obj in objs:
+        row = []
+        for name in names:
+            value = getattr(obj, name)
+            if isinstance(value, datetime.datetime):
+                if value.tzinfo is not None:
+                    value = value.astimezone(
+                        datetime.timezone.utc).replace(tzinfo=None)
+                value = value.replace(microsecond=0).isoformat()
+            row.append(value)
+        rows.append(row)
+    return {'fields': list(names), 'rows': json.dumps(rows)}
 
 
 def obj_to_primitive(obj):

@@ -15,6 +15,13 @@ class Deployable(base.CrudMixin, base.CyborgObject,
     VERSION = '1.1'
 
     _resource = 'deployables'
+    _methods_since = {'list_view': (1, 1)}
+    _older_forms = {'list_view': '_list_view_by_list'}
+    #: The columns of ``list_view``, in its order.
+    VIEW_FIELDS = ('uuid', 'parent_id', 'root_id', 'name',
+                   'num_accelerators', 'device_id', 'rp_uuid', 'driver_name',
+                   'bitstream_id', 'created_at', 'updated_at',
+                   'attributes_list')
 
     fields = {
         'id': fields.IntegerField(nullable=False),
@@ -54,6 +61,12 @@ class Deployable(base.CrudMixin, base.CyborgObject,
         return cls.listings.deployables(
             context, filters=filters, limit=limit, marker=marker,
             sort_key=sort_key, sort_dir=sort_dir)
+
+    @classmethod
+    def _list_view_by_list(cls, context, **query):
+        # NOTE(objects): conductors older than Deployable 1.1 have no list
+        # view; their objects make the same rows.
+        return base.view_rows(cls.list(context, **query), cls.VIEW_FIELDS)
 
     def obj_get_changes(self):
         changes = super().obj_get_changes()

@@ -17,6 +17,12 @@ class Device(base.CrudMixin, base.CyborgObject,
     _resource = 'devices'
     _json_fields = ('services',)
     _fields_since = {(1, 1): ('services', 'status_reason')}
+    _methods_since = {'list_view': (1, 2)}
+    _older_forms = {'list_view': '_list_view_by_list'}
+    #: The columns of ``list_view``, in its order.
+    VIEW_FIELDS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
+                   'vendor_board_info', 'hostname', 'status',
+                   'status_reason', 'services', 'created_at', 'updated_at')
 
     fields = {
         'id': fields.IntegerField(nullable=False),
@@ -42,3 +48,9 @@ class Device(base.CrudMixin, base.CyborgObject,
         return cls.listings.devices(
             context, filters=filters, limit=limit, marker=marker,
             sort_key=sort_key, sort_dir=sort_dir)
+
+    @classmethod
+    def _list_view_by_list(cls, context, **query):
+        # NOTE(objects): conductors older than Device 1.2 have no list view;
+        # their objects make the same rows.
+        return base.view_rows(cls.list(context, **query), cls.VIEW_FIELDS)

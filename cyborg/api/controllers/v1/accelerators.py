@@ -58,7 +58,7 @@ class AcceleratorsController(rest.RestController):
     def conductor(self):
         # NOTE(v1): built on first use, once the transport exists.
         if self._conductor is None:
-            self._conductor = conductor_rpcapi.ConductorAPI()
+            self._conductor = conductor_rpcapi.for_api()
         return self._conductor
 
     @expose.expose(acc_types.AcceleratorCollection)

@@ -71,7 +71,7 @@ class ARQsController(rest.RestController):
         if bind_state is not None and bind_state != RESOLVED:
             raise exception.Invalid(reason='bind_state takes only "%s"'
                                     % RESOLVED)
-        arqs = conductor_rpcapi.ConductorAPI().list_arqs(
+        arqs = conductor_rpcapi.for_api().list_arqs(
             context, project_id=project, instance_uuid=instance,
             resolved=bind_state is not None, paging=pages)
         return arq_types.ARQCollection.from_objects(
@@ -84,7 +84,7 @@ class ARQsController(rest.RestController):
         project = _scope('get_one', context)
         if not uuidutils.is_uuid_like(uuid):
             raise exception.ARQNotFound(uuid=uuid)
-        arq = conductor_rpcapi.ConductorAPI().get_arq(context, uuid,
+        arq = conductor_rpcapi.for_api().get_arq(context, uuid,
                                                       project_id=project)
         return arq_types.ARQ.from_object(arq)
 
@@ -97,7 +97,7 @@ class ARQsController(rest.RestController):
         name = request.device_profile_name
         if not name:
             raise exception.DeviceProfileNotFound(uuid="''")
-        arqs = conductor_rpcapi.ConductorAPI().create_arqs(
+        arqs = conductor_rpcapi.for_api().create_arqs(
             context, name, context.project_id)
         return arq_types.ARQCollection.from_objects(arqs)
 
@@ -122,7 +122,7 @@ class ARQsController(rest.RestController):
             policy.authorize(arq_policies.SET_PROJECT, None, context)
         _require_service_token(context, 'Binding and unbinding accelerator '
                                         'requests')
-        conductor = conductor_rpcapi.ConductorAPI()
+        conductor = conductor_rpcapi.for_api()
         if op == 'add':
             conductor.bind_arqs(context, arqs, project_id=project)
         else:
@@ -146,7 +146,7 @@ class ARQsController(rest.RestController):
                                            'instance=<uuid>')
         context = pecan.request.context
         project = _scope('delete', context)
-        conductor = conductor_rpcapi.ConductorAPI()
+        conductor = conductor_rpcapi.for_api()
         if instance is not None:
             _check_uuid(instance, 'instance')
             _require_service_token(context, 'Deleting the accelerator '

@@ -99,7 +99,7 @@ class AttributesController(rest.RestController):
         deployable_id = fields.get('deployable_id')
         if deployable_id is None:
             deployable_id = _by_uuid(context, fields['deployable_uuid'])
-        created = conductor_rpcapi.ConductorAPI().create_attribute(
+        created = conductor_rpcapi.for_api().create_attribute(
             context, deployable_id, fields['key'], fields['value'])
         view = attribute_types.Attribute.from_object(created)
         pecan.response.location = view.links[0].href
@@ -110,5 +110,5 @@ class AttributesController(rest.RestController):
         _check_uuid(uuid)
         context = pecan.request.context
         policy.authorize('cyborg:attribute:delete', None, context)
-        conductor_rpcapi.ConductorAPI().delete_attribute(context, uuid)
+        conductor_rpcapi.for_api().delete_attribute(context, uuid)
         return wsme.api.Response(None, status_code=204, return_type=None)

@@ -134,6 +134,6 @@ class DeployablesController(rest.RestController):
         context = pecan.request.context
         policy.authorize('cyborg:deployable:program', None, context)
         image = validation.program_patch(types_base.as_plain(operations))
-        programmed = conductor_rpcapi.ConductorAPI().program_deployable(
+        programmed = conductor_rpcapi.for_api().program_deployable(
             context, uuid, image)
         return deployable_types.Deployable.from_object(programmed)

@@ -106,14 +106,14 @@ class DevicesController(rest.RestController):
     def _enable(self, context, uuid):
         """End maintenance (or activate an inactive device)."""
         policy.authorize('cyborg:device:enable', None, context)
-        conductor_rpcapi.ConductorAPI().set_device_enabled(context, uuid,
+        conductor_rpcapi.for_api().set_device_enabled(context, uuid,
                                                            True)
         return _no_body()
 
     def _disable(self, context, uuid):
         """Put the device in maintenance."""
         policy.authorize('cyborg:device:disable', None, context)
-        conductor_rpcapi.ConductorAPI().set_device_enabled(context, uuid,
+        conductor_rpcapi.for_api().set_device_enabled(context, uuid,
                                                            False)
         return _no_body()
 
@@ -121,6 +121,6 @@ class DevicesController(rest.RestController):
     def _activate(self, context, uuid):
         """Run the driver's install step; the device once it is ready."""
         policy.authorize('cyborg:device:activate', None, context)
-        device = conductor_rpcapi.ConductorAPI().activate_device(context,
+        device = conductor_rpcapi.for_api().activate_device(context,
                                                                  uuid)
         return device_types.Device.from_object(device)

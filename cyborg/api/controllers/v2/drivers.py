@@ -37,7 +37,7 @@ class DriversController(rest.RestController):
         context = pecan.request.context
         policy.authorize('cyborg:driver:get_all', None, context)
         return driver_types.DriverCollection.from_entries(
-            conductor_rpcapi.ConductorAPI().list_drivers(context, host=host))
+            conductor_rpcapi.for_api().list_drivers(context, host=host))
 
     @expose.expose(driver_types.Driver, body=driver_types.DriverInstall,
                    schema=validation_ops.DRIVER_INSTALL, status_code=201)
@@ -46,7 +46,7 @@ class DriversController(rest.RestController):
         """Install: ``{"host", "name"}``; 201 with the driver."""
         context = pecan.request.context
         policy.authorize('cyborg:driver:install', None, context)
-        entry = conductor_rpcapi.ConductorAPI().install_driver(
+        entry = conductor_rpcapi.for_api().install_driver(
             context, wanted.host, wanted.name)
         pecan.response.headers['Location'] = _url(entry['host'],
                                                   entry['name'])
@@ -62,7 +62,7 @@ class DriversController(rest.RestController):
         policy.authorize('cyborg:driver:update', None, context)
         image = update.image_uuid if update is not None else None
         return driver_types.Driver.from_entry(
-            conductor_rpcapi.ConductorAPI().update_driver(
+            conductor_rpcapi.for_api().update_driver(
                 context, host, name,
                 image_id=None if image is wtypes.Unset else image))
 
@@ -72,5 +72,5 @@ class DriversController(rest.RestController):
         """Uninstall; 204."""
         context = pecan.request.context
         policy.authorize('cyborg:driver:uninstall', None, context)
-        conductor_rpcapi.ConductorAPI().uninstall_driver(context, host, name)
+        conductor_rpcapi.for_api().uninstall_driver(context, host, name)
         return wsme.api.Response(None, status_code=204, return_type=None)

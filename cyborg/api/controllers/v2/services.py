@@ -26,7 +26,7 @@ class ServicesController(rest.RestController):
         context = pecan.request.context
         policy.authorize('cyborg:service:get_all', None, context)
         return driver_types.ServiceCollection.from_entries(
-            conductor_rpcapi.ConductorAPI().list_services(
+            conductor_rpcapi.for_api().list_services(
                 context, host=host, driver_name=driver))
 
     @expose.expose(driver_types.DiscoveryCollection,
@@ -39,5 +39,5 @@ class ServicesController(rest.RestController):
         policy.authorize('cyborg:service:discover', None, context)
         host = wanted.host if wanted is not None else None
         return driver_types.DiscoveryCollection.from_entries(
-            conductor_rpcapi.ConductorAPI().discover_services(
+            conductor_rpcapi.for_api().discover_services(
                 context, host=None if host is wtypes.Unset else host))

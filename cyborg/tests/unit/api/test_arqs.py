@@ -172,10 +172,10 @@ def test_restarted_conductor_finishes_binds(api, node, ctx):
     instance = str(uuid.uuid4())
     started, failed = binding.start_bind(ctx, {arq['uuid']: {
         'hostname': 'node1', 'device_rp_uuid': node,
-        'instance_uuid': instance}})
+        'instance_uuid': instance}}, owner='ctl-gone')
     assert (started, failed) == ([arq['uuid']], [])
     # The conductor that started it died before finishing it.
-    manager.ConductorManager('ctl-2')._recover_binds(ctx)
+    manager.ConductorManager('ctl-2').init_host()
     (bound,) = _wait_resolved(api, instance)
     assert bound['state'] == states.ARQ_BOUND
 
@@ -412,3 +412,21 @@ def test_resolved_check_covers_every_page(api, node, ctx):
     resp = api.get(URL + '?instance=%s&bind_state=resolved&limit=1'
                    % instance, headers=dict(MEMBER, **V24), status=423)
     assert arqs[1]['uuid'] in fault(resp)['faultstring']
+
+
+def test_a_retried_bind_is_idempotent(api, node):
+    """The same PATCH again (the first got a 503 but was processed later)
+    is accepted; another binding of a bound ARQ is still a conflict."""
+    arqs = _create(api)
+    instance = str(uuid.uuid4())
+    body = {arq['uuid']: _bind_ops(node, instance) for arq in arqs}
+    api.patch_json(URL, body, headers=NOVA, status=202)
+    api.patch_json(URL, body, headers=NOVA, status=202)
+    bound = _wait_resolved(api, instance)
+    assert {a['state'] for a in bound} == {states.ARQ_BOUND}
+    api.patch_json(URL, body, headers=NOVA, status=202)
+    assert {a['state'] for a in _wait_resolved(api, instance)} == {
+        states.ARQ_BOUND}
+    other = {arq['uuid']: _bind_ops(node, instance, host='node2')
+             for arq in arqs}
+    api.patch_json(URL, other, headers=NOVA, status=409)

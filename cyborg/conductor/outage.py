@@ -1,0 +1,182 @@
+"""Database outages: recognise them, refuse requests quietly, log edges."""
+
+import functools
+import threading
+
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+import oslo_messaging as messaging
+from sqlalchemy import exc as sa_exc
+
+from cyborg import exception
+
+LOG = logging.getLogger(__name__)
+
+# NOTE(outage): what drivers say when the server went away mid-session or
+# cannot be reached; oslo.db translates most of them to DBConnectionError,
+# these catch the ones it leaves as a plain OperationalError or DBError.
+_LOST_MARKERS = (
+    "can't connect", 'lost connection', 'server has gone away',
+    'connection refused', 'could not connect', 'server closed the '
+    'connection', 'connection already closed', 'connection is closed',
+    'terminating connection', 'connection reset', 'broken pipe',
+    'no route to host', 'connection timed out', 'timeout expired',
+    'connection to server', 'connection was killed',
+)
+
+
+def _causes(exc):
+    """exc, then what it wraps or was raised from, each once."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = (getattr(exc, 'inner_exception', None) or exc.__cause__ or
+               exc.__context__)
+
+
+def is_connection_error(exc):
+    """Whether ``exc`` means the database cannot be reached at all."""
+    for cause in _causes(exc):
+        if isinstance(cause, (db_exc.DBConnectionError,
+                              exception.DatabaseUnavailable)):
+            return True
+        if isinstance(cause, sa_exc.DBAPIError) and \
+                cause.connection_invalidated:
+            return True
+        if isinstance(cause, (sa_exc.InterfaceError,
+                              sa_exc.DisconnectionError)):
+            return True
+        if isinstance(cause, (sa_exc.OperationalError, db_exc.DBError)):
+            text = str(cause).lower()
+            if any(marker in text for marker in _LOST_MARKERS):
+                return True
+    return False
+
+
+def _reason(exc):
+    for cause in _causes(exc):
+        text = str(cause).strip()
+        if text and not isinstance(cause, exception.DatabaseUnavailable):
+            return text.splitlines()[0][:200]
+    return type(exc).__name__
+
+
+class OutageTracker:
+    """One ERROR when the database goes away, one INFO when it is back.
+
+    Thread-safe: RPC workers report failures and successes concurrently;
+    exactly one of them logs each edge.
+    """
+
+    def __init__(self, logger=None):
+        self._lock = threading.Lock()
+        self._log = logger or LOG
+        self.down = False
+        self.refused = 0
+
+    def failed(self, exc, request=True):
+        """The database could not be reached; ``request``: one refused."""
+        with self._lock:
+            if request:
+                self.refused += 1
+            if self.down:
+                return
+            self.down = True
+        self._log.error('The database is unavailable (%s); requests are '
+                        'refused with 503 until it is back.', _reason(exc))
+
+    def succeeded(self):
+        """A database operation worked."""
+        # NOTE(outage): read without the lock first: this runs after every
+        # request and is almost always a no-op.
+        if not self.down:
+            return
+        with self._lock:
+            if not self.down:
+                return
+            self.down = False
+            refused, self.refused = self.refused, 0
+        self._log.info('The database is available again; %d requests were '
+                       'refused while it was not.', refused)
+
+
+#: The conductor process's tracker.
+TRACKER = OutageTracker()
+
+
+def guard(func, tracker=None):
+    """``func`` (an RPC endpoint) with database outages made an expected
+    DatabaseUnavailable: the caller gets a 503, the log no traceback."""
+
+    @functools.wraps(func)
+    def guarded(*args, **kwargs):
+        found = tracker or TRACKER
+        try:
+            result = func(*args, **kwargs)
+        except messaging.ExpectedException as expected:
+            failure = expected.exc_info[1]
+            if isinstance(failure, exception.DatabaseUnavailable):
+                found.failed(failure)
+            raise
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise
+            found.failed(exc)
+            try:
+                # NOTE(outage): the driver's words (hosts, ports) are in
+                # the log once; the client learns only what to do.
+                raise exception.DatabaseUnavailable(
+                    reason='the conductor cannot reach it; retry '
+                           'later') from None
+            except exception.DatabaseUnavailable:
+                # NOTE(outage): the dispatcher logs an ExpectedException at
+                # debug level and sends the wrapped one to the caller.
+                raise messaging.ExpectedException() from None
+        found.succeeded()
+        return result
+    return guarded
+
+
+def quiet(task, tracker=None):
+    """A periodic ``task`` that skips its run while the database is down,
+    with no traceback; it refuses no request, so none is counted."""
+
+    @functools.wraps(task)
+    def run():
+        found = tracker or TRACKER
+        try:
+            result = task()
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise
+            found.failed(exc, request=False)
+            return None
+        found.succeeded()
+        return result
+    return run
+
+
+class GuardedEndpoint:
+    """An RPC endpoint whose public methods are guard()ed.
+
+    The dispatcher finds methods and the ``target`` by attribute, so the
+    manager itself stays a plain object its own code calls directly.
+    """
+
+    def __init__(self, endpoint, tracker=None):
+        self._endpoint = endpoint
+        self._tracker = tracker
+        self.target = endpoint.target
+
+    def periodic_tasks(self):
+        """The manager's periodic tasks, quiet during an outage."""
+        tasks = getattr(self._endpoint, 'periodic_tasks', list)()
+        return [(interval, quiet(task, self._tracker))
+                for interval, task in tasks]
+
+    def __getattr__(self, name):
+        found = getattr(self._endpoint, name)
+        if name.startswith('_') or not callable(found):
+            return found
+        return guard(found, self._tracker)

@@ -1,0 +1,215 @@
+"""Ownership of ARQ binds and unbinds, and takeover from dead conductors."""
+
+import datetime
+import threading
+from unittest import mock
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from cyborg import states
+from cyborg.conductor import binding
+from cyborg.conductor import manager
+from cyborg.conductor import takeover
+from cyborg.db import api as dbapi
+from cyborg.db import models
+from cyborg.db import ownership
+
+
+@pytest.fixture(autouse=True)
+def _no_periodic_takeover(override):
+    """The stack's own conductor adopts nothing while a test runs (its
+    periodic tasks run at its start, before any ARQ exists)."""
+    override('heartbeat_interval', 3600, group='conductor')
+
+
+@pytest.fixture
+def deployable(stack, override, ctx):
+    """The uuid of a fake FPGA deployable whose handles are mdevs."""
+    override('accelerators_per_device', 4, group='fake_driver')
+    stack('node1').report()
+    (dep,) = dbapi.deployables.list(ctx)
+    return dep.uuid
+
+
+@pytest.fixture
+def conductors():
+    """Call with a host name: a conductor manager whose agents and Nova
+    are mocks (not started: the test drives it)."""
+    made = []
+
+    def make(host):
+        conductor = manager.ConductorManager(host)
+        conductor.nova = mock.Mock()
+        conductor._agent_api = mock.Mock()
+        made.append(conductor)
+        return conductor
+
+    yield make
+    for conductor in made:
+        conductor.del_host()
+
+
+def _mdev_handles(db):
+    with db.begin() as conn:
+        conn.execute(sa.update(models.AttachHandle)
+                     .values(attach_type='MDEV'))
+
+
+def _started(ctx, deployable, owner):
+    arq = binding.create_for_attach(ctx, 'p1')
+    assert binding.start_bind_on(ctx, arq, str(uuid.uuid4()), deployable,
+                                 owner=owner)
+    return arq
+
+
+def _beat(db, ctx, host, age=0):
+    """A heartbeat of conductor ``host``, ``age`` seconds ago."""
+    dbapi.services.heartbeat(ctx, host, manager.BINARY)
+    seen = (datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+            - datetime.timedelta(seconds=age))
+    with db.begin() as conn:
+        conn.execute(sa.update(models.Service)
+                     .where(models.Service.host == host)
+                     .values(last_seen_up=seen))
+
+
+def _row(db, arq):
+    with db.connect() as conn:
+        return conn.execute(sa.select(models.AcceleratorRequest).where(
+            models.AcceleratorRequest.uuid == arq)).one()
+
+
+def test_a_live_owners_bind_is_never_taken(db, ctx, deployable,
+                                           conductors, override):
+    override('takeover_after', 60, group='conductor')
+    arq = _started(ctx, deployable, 'ctl-a')
+    _beat(db, ctx, 'ctl-a', age=30)
+    other = conductors('ctl-b')
+    assert takeover.adopt(ctx, other, manager.BINARY) == []
+    # Nor at the start of a conductor: the rule is the same.
+    assert takeover.adopt(ctx, other, manager.BINARY, at_start=True) == []
+    row = _row(db, arq)
+    assert (row.state, row.owner) == (states.ARQ_BIND_STARTED, 'ctl-a')
+    other.agent_api.prepare_handle.assert_not_called()
+
+
+def test_a_dead_owners_bind_goes_to_exactly_one_racer(db, deployable,
+                                                      override, ctx):
+    override('takeover_after', 60, group='conductor')
+    arq = _started(ctx, deployable, 'ctl-a')
+    _beat(db, ctx, 'ctl-a', age=61)
+    found = ownership.orphaned(ctx, manager.BINARY, 60, 3600)
+    assert found == [(arq, 'ctl-a', states.ARQ_BIND_STARTED)]
+    barrier = threading.Barrier(2)
+    won = {}
+
+    def race(host):
+        # NOTE(tests): each thread has its own context, so its own session
+        # and transaction.
+        from cyborg import context as cyborg_context
+        barrier.wait()
+        won[host] = ownership.take(cyborg_context.get_admin_context(), arq,
+                                   'ctl-a', host)
+
+    threads = [threading.Thread(target=race, args=(host,))
+               for host in ('ctl-b', 'ctl-c')]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(won.values()) == [False, True]
+    (winner,) = [host for host, ok in won.items() if ok]
+    assert _row(db, arq).owner == winner
+    # The loser's stale view of the owner changes nothing.
+    assert not ownership.take(ctx, arq, 'ctl-a', 'ctl-d')
+
+
+def test_an_owner_without_a_service_row_is_dead(db, deployable, ctx,
+                                                conductors):
+    arq = _started(ctx, deployable, 'ctl-gone')
+    assert takeover.adopt(ctx, conductors('ctl-b'), manager.BINARY) == [arq]
+
+
+def test_takeover_finishes_the_bind_and_tells_nova_once(
+        db, deployable, ctx, conductors, override):
+    override('takeover_after', 60, group='conductor')
+    _mdev_handles(db)
+    arq = _started(ctx, deployable, 'ctl-a')
+    _beat(db, ctx, 'ctl-a', age=120)
+    for host in ('ctl-b', 'ctl-c'):
+        _beat(db, ctx, host)
+    b, c = conductors('ctl-b'), conductors('ctl-c')
+    taken = takeover.adopt(ctx, b, manager.BINARY) + \
+        takeover.adopt(ctx, c, manager.BINARY)
+    assert taken == [arq]
+    row = _row(db, arq)
+    assert (row.state, row.owner) == (states.ARQ_BOUND, None)
+    assert b.nova.bound.call_count + c.nova.bound.call_count == 1
+    (call,) = b.agent_api.prepare_handle.call_args_list
+    assert call.kwargs['arq_uuid'] == arq
+    c.agent_api.prepare_handle.assert_not_called()
+
+
+def test_the_conductor_that_lost_a_bind_leaves_the_handle(
+        db, deployable, ctx, conductors, override):
+    override('takeover_after', 60, group='conductor')
+    _mdev_handles(db)
+    arq = _started(ctx, deployable, 'ctl-a')
+    _beat(db, ctx, 'ctl-a', age=120)
+    a, b = conductors('ctl-a'), conductors('ctl-b')
+    assert ownership.take(ctx, arq, 'ctl-a', 'ctl-b')
+    # ctl-a was only slow: it must neither finish nor undo the bind.
+    assert binding.finish_bind(ctx, arq, ok=True, owner='ctl-a') == \
+        binding.LOST
+    a.finish_binds(ctx, [arq])
+    a.agent_api.prepare_handle.assert_not_called()
+    b.finish_binds(ctx, [arq])
+    assert _row(db, arq).state == states.ARQ_BOUND
+    assert binding.finish_bind(ctx, arq, ok=True, owner='ctl-a') == \
+        binding.LOST
+    a.agent_api.release_handle.assert_not_called()
+    a.nova.bound.assert_not_called()
+    b.nova.bound.assert_called_once()
+
+
+def test_an_unbind_is_taken_over_until_its_handle_is_released(
+        db, deployable, ctx, conductors, override):
+    override('takeover_after', 60, group='conductor')
+    _mdev_handles(db)
+    b = conductors('ctl-b')
+    _beat(db, ctx, 'ctl-b')
+    arq = _started(ctx, deployable, 'ctl-b')
+    b.finish_binds(ctx, [arq])
+    handle_id = _row(db, arq).attach_handle_id
+    # ctl-a unbinds, then dies before its agent released the mdev.
+    (released,) = binding.unbind(ctx, [arq], owner='ctl-a')
+    assert released['arq'] == arq
+    row = _row(db, arq)
+    assert (row.state, row.owner, row.attach_handle_id) == (
+        states.ARQ_UNBOUND, 'ctl-a', handle_id)
+    # Meanwhile the handle is no one else's, and the ARQ cannot rebind.
+    with db.connect() as conn:
+        assert conn.scalar(sa.select(models.AttachHandle.in_use).where(
+            models.AttachHandle.id == handle_id))
+    assert takeover.adopt(ctx, b, manager.BINARY) == [arq]
+    (call,) = b.agent_api.release_handle.call_args_list
+    assert call.kwargs['arq_uuid'] == arq
+    row = _row(db, arq)
+    assert (row.owner, row.attach_handle_id) == (None, None)
+    with db.connect() as conn:
+        assert not conn.scalar(sa.select(models.AttachHandle.in_use).where(
+            models.AttachHandle.id == handle_id))
+
+
+def test_a_restarted_conductor_adopts_its_own_former_work(
+        db, deployable, ctx, conductors):
+    arq = _started(ctx, deployable, 'ctl-a')
+    a = conductors('ctl-a')
+    _beat(db, ctx, 'ctl-a')
+    # Alive and running: its own work is not adopted from itself...
+    assert takeover.adopt(ctx, a, manager.BINARY) == []
+    # ...but a fresh process of the same host finishes what it left.
+    assert takeover.adopt(ctx, a, manager.BINARY, at_start=True) == [arq]
+    assert _row(db, arq).state == states.ARQ_BOUND
