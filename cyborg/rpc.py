@@ -1,6 +1,10 @@
 """oslo.messaging transport, RPC clients and servers (threading executor)."""
 
+import threading
+import time
+
 from oslo_config import cfg
+from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
@@ -8,9 +12,18 @@ from cyborg import context as cyborg_context
 from cyborg.objects import base as objects_base
 
 CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
 
 _TRANSPORT = None
 _NOTIFICATION_TRANSPORT = None
+_REPLIES = None
+
+#: A topic nothing listens on: the reply queue's probe goes there.
+PROBE_TOPIC = 'cyborg-reply-probe'
+#: Seconds the probe waits for its (never coming) answer.
+PROBE_TIMEOUT = 0.05
+#: Seconds between two probes that failed otherwise than by a timeout.
+PROBE_INTERVAL = 1.0
 
 # NOTE(rpc): exceptions from these modules are rebuilt on the caller's side,
 # so a DeviceNotFound raised in the conductor is a 404 in the API, not a 500.
@@ -29,11 +42,11 @@ def init(conf):
 
 
 def cleanup():
-    global _TRANSPORT, _NOTIFICATION_TRANSPORT
+    global _TRANSPORT, _NOTIFICATION_TRANSPORT, _REPLIES
     for transport in (_TRANSPORT, _NOTIFICATION_TRANSPORT):
         if transport is not None:
             transport.cleanup()
-    _TRANSPORT = _NOTIFICATION_TRANSPORT = None
+    _TRANSPORT = _NOTIFICATION_TRANSPORT = _REPLIES = None
 
 
 def set_defaults(control_exchange='cyborg'):
@@ -76,20 +89,115 @@ def _serializer(object_versions=None):
         objects_base.CyborgObjectSerializer(object_versions))
 
 
+class ReplyQueue:
+    """Sets up the transport's reply queue off the request path.
+
+    NOTE(rpc): oslo.messaging creates the connection a process receives
+    its RPC answers on at its first call, under a lock and with unlimited
+    reconnections: if the broker cannot be reached then, that call and
+    every later one wait until it can, whatever their timeout and retry
+    say. A thread of its own makes that first call here (to a topic no
+    one listens on), so that a call waits for it at most as long as its
+    caller allows. Once made, the queue is kept and reconnected by
+    oslo.messaging's own thread; calls never wait for it again.
+    """
+
+    def __init__(self, transport):
+        self._transport = transport
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = None
+
+    def wait(self, timeout):
+        """Whether the reply queue is set up within ``timeout`` seconds."""
+        if self._ready.is_set():
+            return True
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._probe, name='rpc-reply-queue', daemon=True)
+                self._thread.start()
+        return self._ready.wait(timeout)
+
+    def _probe(self):
+        client = messaging.get_rpc_client(
+            self._transport, messaging.Target(topic=PROBE_TOPIC),
+            timeout=PROBE_TIMEOUT, retry=0)
+        while True:
+            try:
+                client.call({}, 'probe')
+            except (messaging.MessagingTimeout,
+                    messaging.MessageDeliveryFailure):
+                # NOTE(rpc): either comes after the reply queue was made:
+                # nothing answers the probe, or the broker went away again
+                # (later calls fail at once, by their own retry).
+                break
+            except Exception as exc:  # noqa: BLE001 - try again, quietly
+                LOG.debug('The reply queue is not set up yet: %s', exc)
+                time.sleep(PROBE_INTERVAL)
+                continue
+            break
+        LOG.debug('The RPC reply queue is set up.')
+        self._ready.set()
+
+
+def reply_queue():
+    """This process's ReplyQueue (of its current transport)."""
+    global _REPLIES
+    if _TRANSPORT is None:
+        raise RuntimeError('cyborg.rpc.init() was not called')
+    if _REPLIES is None:
+        _REPLIES = ReplyQueue(_TRANSPORT)
+    return _REPLIES
+
+
+class _GatedCall:
+    """A call context whose calls wait for the reply queue first."""
+
+    def __init__(self, context, replies, wait):
+        self._context = context
+        self._replies = replies
+        self._wait = wait
+
+    def call(self, ctxt, method, **kwargs):
+        if not self._replies.wait(self._wait):
+            raise messaging.MessageDeliveryFailure(
+                'the message broker has not been reached since this '
+                'process started')
+        return self._context.call(ctxt, method, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._context, name)
+
+
+class _GatedClient(_GatedCall):
+    """An RPC client whose calls wait for the reply queue first."""
+
+    def prepare(self, *args, **kwargs):
+        return _GatedCall(self._context.prepare(*args, **kwargs),
+                          self._replies, self._wait)
+
+
 def get_client(target, version_cap=None, object_versions=None,
-               timeout=None, retry=None):
+               timeout=None, retry=None, reply_wait=None):
     """An RPC client that sends at most ``version_cap`` and, where given,
     objects backported to ``object_versions`` (name -> version).
 
     ``timeout`` and ``retry`` are the defaults of its calls (None: the
     transport's rpc_response_timeout, and reconnecting forever).
+    ``reply_wait``: seconds a call waits, at most, for the process's reply
+    queue to be set up (see ReplyQueue) before it raises
+    MessageDeliveryFailure; None: as long as oslo.messaging takes.
     """
     if _TRANSPORT is None:
         raise RuntimeError('cyborg.rpc.init() was not called')
-    return messaging.get_rpc_client(_TRANSPORT, target,
-                                    version_cap=version_cap,
-                                    serializer=_serializer(object_versions),
-                                    timeout=timeout, retry=retry)
+    client = messaging.get_rpc_client(
+        _TRANSPORT, target, version_cap=version_cap,
+        serializer=_serializer(object_versions), timeout=timeout,
+        retry=retry)
+    if reply_wait is None:
+        return client
+    return _GatedClient(client, reply_queue(), reply_wait)
 
 
 def get_server(target, endpoints):

@@ -22,6 +22,9 @@ CONDUCTOR_OBJECTS = {
     # Deployable 1.1 and Device 1.2 (list_view), Service 1.2 (rpc_version).
     '1.7': dict(_BASE, Deployable='1.1', Device='1.2', Service='1.2',
                 **_ARQS),
+    # Accelerator 1.0 (/v1 views; RPC answers still carry plain dicts).
+    '1.8': dict(_BASE, Deployable='1.1', Device='1.2', Service='1.2',
+                Accelerator='1.0', **_ARQS),
 }
 
 

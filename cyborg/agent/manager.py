@@ -136,12 +136,15 @@ class AgentManager:
                 result = self._send_delta(context, changed, removed,
                                           current, failed, held)
         except (messaging.MessagingTimeout,
-                messaging.MessageDeliveryFailure) as exc:
+                messaging.MessageDeliveryFailure,
+                exception.ServiceUnavailable) as exc:
+            # NOTE(agent): ServiceUnavailable: the conductor answered that
+            # its database is down; like a silent conductor, that passes.
             self._backoff = min(self._backoff * 2 or 1,
                                 CONF.agent.report_interval)
             LOG.warning('The conductor did not take the inventory of %d '
                         'devices (%s); retrying in %d seconds',
-                        len(current), type(exc).__name__, self._backoff)
+                        len(current), _why(exc), self._backoff)
             return None, self._backoff
         except exception.Invalid as exc:
             # NOTE(agent): the conductor turned this inventory away (a
@@ -379,6 +382,7 @@ class AgentManager:
                       driver.prepare_handle, attach_type, attach_info,
                       handle_uuid)
             self.handles.hold(handle_uuid, arq_uuid)
+            LOG.info('Prepared handle %s for ARQ %s', handle_uuid, arq_uuid)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def release_handle(self, context, driver_name, attach_type, attach_info,
@@ -529,3 +533,13 @@ def _recorded(result):
         if device.get('taken'):
             taken[key] = device['taken']
     return statuses, traits, taken
+
+
+def _why(exc):
+    """A short reason for a failed report: the error's name, or what the
+    conductor said."""
+    if isinstance(exc, exception.CyborgException):
+        # NOTE(agent): str() of an error rebuilt from a conductor's answer
+        # holds the conductor's traceback; the message is enough here.
+        return exc.message
+    return type(exc).__name__

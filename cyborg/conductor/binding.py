@@ -1,25 +1,20 @@
-"""Accelerator requests: creation from profiles, bind, unbind and delete."""
+"""Accelerator requests: creation from profiles, bind, unbind and delete.
 
-import datetime
+The transactions live in ``cyborg.db.arqs``; this module turns what they
+return into ``AcceleratorRequest`` objects as clients see them.
+"""
+
 import json
 
-from oslo_db.sqlalchemy import utils as db_utils
 from oslo_log import log as logging
-from oslo_utils import uuidutils
-import sqlalchemy as sa
 
-from cyborg import exception
 from cyborg import states
-from cyborg.db import models
-from cyborg.db import ownership
-from cyborg.db import session
-from cyborg.db.session import main
+from cyborg.db import arqs as arq_db
+from cyborg.db import bind_work
 from cyborg.objects import arq as arq_obj
 
 LOG = logging.getLogger(__name__)
 
-_RESOURCES = 'resources:'
-_UNBOUND = (states.ARQ_INITIAL, states.ARQ_UNBOUND)
 # NOTE(binding): what clients read of a handle; Nova builds the PCI address
 # of the device it attaches from these keys (an mdev's uuid is the handle's).
 _HANDLE_KEYS = ('domain', 'bus', 'device', 'function', 'physical_network',
@@ -27,110 +22,59 @@ _HANDLE_KEYS = ('domain', 'bus', 'device', 'function', 'physical_network',
 
 #: What ``finish_bind`` answers a conductor whose bind another conductor
 #: took over (and may have finished): it must leave the handle alone.
-LOST = 'lost'
+LOST = arq_db.LOST
+
+units = arq_db.units
+create_for_attach = arq_db.create_for_attach
+unresolved = arq_db.unresolved
+start_bind = arq_db.start_bind
+start_bind_on = arq_db.start_bind_on
+bind_without_handle = arq_db.bind_without_handle
+finish_bind = arq_db.finish_bind
+bind_job = bind_work.bind_job
+others = bind_work.others
+stuck = bind_work.stuck
+unbind = arq_db.unbind
+delete = arq_db.delete
 
 
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-
-
-def _select():
-    """ARQs with their profile's name and their handle, in one SELECT."""
-    return (sa.select(models.AcceleratorRequest,
-                      models.DeviceProfile.name,
-                      models.AttachHandle)
-            .outerjoin(models.DeviceProfile, models.DeviceProfile.id ==
-                       models.AcceleratorRequest.device_profile_id)
-            .outerjoin(models.AttachHandle, models.AttachHandle.id ==
-                       models.AcceleratorRequest.attach_handle_id)
-            .order_by(models.AcceleratorRequest.id))
-
-
-def _to_object(context, row, profile_name, handle):
+def _to_object(context, values):
     obj = arq_obj.AcceleratorRequest(context)
     for name in ('id', 'uuid', 'state', 'device_profile_group_id',
                  'hostname', 'device_rp_uuid', 'instance_uuid', 'project_id',
                  'created_at', 'updated_at'):
-        setattr(obj, name, getattr(row, name))
+        setattr(obj, name, values[name])
     # NOTE(binding): the ARQ of a /v1 attach has no profile; clients
     # expect a string here.
-    obj.device_profile_name = profile_name or ''
-    bound = handle is not None and row.state == states.ARQ_BOUND
+    obj.device_profile_name = values['device_profile_name'] or ''
+    handle = values['handle']
+    bound = handle is not None and values['state'] == states.ARQ_BOUND
     # NOTE(binding): as upstream, handle details show once bound only.
-    obj.attach_handle_type = handle.attach_type if bound else ''
-    obj.attach_handle_uuid = handle.uuid if bound else None
-    info = json.loads(handle.attach_info) if bound else {}
+    obj.attach_handle_type = handle['type'] if bound else ''
+    obj.attach_handle_uuid = handle['uuid'] if bound else None
+    info = json.loads(handle['info']) if bound else {}
     obj.attach_handle_info = {k: str(v) for k, v in info.items()
                               if k in _HANDLE_KEYS}
     obj.obj_reset_changes()
     return obj
 
 
-def _objects(context, results):
-    return [_to_object(context, row, name, handle)
-            for row, name, handle in results]
-
-
-def _scoped(stmt, project_id):
-    if project_id is not None:
-        stmt = stmt.where(models.AcceleratorRequest.project_id == project_id)
-    return stmt
-
-
-def units(group):
-    """How many ARQs a profile group makes: the sum of its amounts."""
-    return sum(int(value) for key, value in group.items()
-               if key.startswith(_RESOURCES))
-
-
-@main.writer
-def create_for_attach(context, project_id):
-    """The ARQ of a /v1 attach to an instance: no profile, one unit."""
-    row = models.AcceleratorRequest(
-        uuid=uuidutils.generate_uuid(), state=states.ARQ_INITIAL,
-        device_profile_id=None, device_profile_group_id=0,
-        project_id=project_id)
-    context.session.add(row)
-    context.session.flush()
-    return row.uuid
-
-
-@session.retry_on_conflict
-@main.writer
 def create(context, profile_name, project_id):
     """One ARQ per unit of each group of the named profile, all or none.
 
     :raises DeviceProfileNotFound: no profile has that name.
     """
-    session = context.session
-    profile = session.scalars(sa.select(models.DeviceProfile).where(
-        models.DeviceProfile.name == profile_name)).first()
-    if profile is None:
-        raise exception.DeviceProfileNotFound(uuid=profile_name)
-    groups = json.loads(profile.profile_json).get('groups', [])
-    rows = [models.AcceleratorRequest(
-        uuid=uuidutils.generate_uuid(), state=states.ARQ_INITIAL,
-        device_profile_id=profile.id, device_profile_group_id=index,
-        project_id=project_id)
-        for index, group in enumerate(groups) for _ in range(units(group))]
-    session.add_all(rows)
-    session.flush()
+    created = arq_db.create(context, profile_name, project_id)
     LOG.info('Created %d accelerator requests from device profile %s',
-             len(rows), profile_name)
-    return [_to_object(context, row, profile.name, None) for row in rows]
+             len(created), profile_name)
+    return [_to_object(context, values) for values in created]
 
 
-@main.reader
 def get(context, uuid, project_id=None):
     """One ARQ; another project's is reported missing, not forbidden."""
-    found = context.session.execute(_scoped(_select().where(
-        models.AcceleratorRequest.uuid == uuid), project_id)).first()
-    if found is None:
-        raise exception.ARQNotFound(uuid=uuid)
-    return _to_object(context, *found)
+    return _to_object(context, arq_db.get(context, uuid, project_id))
 
 
-@main.reader
 def list_arqs(context, project_id=None, instance_uuid=None, limit=None,
               marker=None, sort_key='id', sort_dir='asc', resolved=False):
     """ARQs, of one project unless ``project_id`` is None (admins).
@@ -139,406 +83,7 @@ def list_arqs(context, project_id=None, instance_uuid=None, limit=None,
     :param resolved: only those whose binding is settled (ARQ_RESOLVED).
     :raises InvalidParameterValue: no ARQ (visible here) has that uuid.
     """
-    model = models.AcceleratorRequest
-    query = (context.session.query(model, models.DeviceProfile.name,
-                                   models.AttachHandle)
-             .join(models.DeviceProfile,
-                   models.DeviceProfile.id == model.device_profile_id)
-             .outerjoin(models.AttachHandle,
-                        models.AttachHandle.id == model.attach_handle_id))
-    if project_id is not None:
-        query = query.filter(model.project_id == project_id)
-    if instance_uuid is not None:
-        query = query.filter(model.instance_uuid == instance_uuid)
-    if resolved:
-        query = query.filter(model.state.in_(sorted(states.ARQ_RESOLVED)))
-    marker_row = None
-    if marker is not None:
-        marker_row = context.session.scalars(_scoped(
-            sa.select(model).where(model.uuid == marker), project_id)).first()
-        if marker_row is None:
-            raise exception.InvalidParameterValue(
-                err='Marker %s was not found.' % marker)
-    sort_keys = [sort_key] if sort_key == 'id' else [sort_key, 'id']
-    query = db_utils.paginate_query(query, model, limit, sort_keys,
-                                    marker=marker_row, sort_dir=sort_dir)
-    return _objects(context, query.all())
-
-
-@main.reader
-def unresolved(context, instance_uuid, project_id=None):
-    """Uuids of an instance's ARQs whose binding is not settled yet."""
-    return context.session.scalars(_scoped(
-        sa.select(models.AcceleratorRequest.uuid)
-        .where(models.AcceleratorRequest.instance_uuid == instance_uuid,
-               models.AcceleratorRequest.state.not_in(
-                   sorted(states.ARQ_RESOLVED)))
-        .order_by(models.AcceleratorRequest.id), project_id)).all()
-
-
-def _lock(session, uuids, project_id):
-    rows = session.scalars(_scoped(
-        sa.select(models.AcceleratorRequest)
-        .where(models.AcceleratorRequest.uuid.in_(list(uuids)))
-        .order_by(models.AcceleratorRequest.id)
-        .with_for_update(), project_id)).all()
-    found = {row.uuid: row for row in rows}
-    missing = sorted(set(uuids) - set(found))
-    if missing:
-        raise exception.ARQNotFound(uuid=', '.join(missing))
-    return found
-
-
-def _check_transition(row, target):
-    if row.state not in states.ARQ_TRANSITIONS[target]:
-        raise exception.ARQBadState(uuid=row.uuid, state=row.state,
-                                    target=target)
-    if row.state == states.ARQ_UNBOUND and row.attach_handle_id is not None:
-        # NOTE(binding): its handle is still being released on the host.
-        raise exception.ARQBadState(uuid=row.uuid,
-                                    state='Unbound (releasing its handle)',
-                                    target=target)
-
-
-def _same_binding(row, binding):
-    """Whether ``row`` is BindStarted or Bound with just this binding."""
-    return (row.state in (states.ARQ_BIND_STARTED, states.ARQ_BOUND) and
-            row.instance_uuid == binding['instance_uuid'] and
-            row.hostname == binding['hostname'] and
-            row.device_rp_uuid == binding['device_rp_uuid'])
-
-
-def _take_handle(session, deployable_id):
-    """Mark one free handle of a deployable in use; None when none is free.
-
-    The UPDATE only succeeds on a handle still free, so two concurrent
-    binds can never share one, whatever the database's locking.
-    """
-    candidates = session.scalars(
-        sa.select(models.AttachHandle.id)
-        .where(models.AttachHandle.deployable_id == deployable_id,
-               models.AttachHandle.in_use.is_(False))
-        .order_by(models.AttachHandle.id)).all()
-    for handle_id in candidates:
-        taken = session.execute(
-            sa.update(models.AttachHandle)
-            .where(models.AttachHandle.id == handle_id,
-                   models.AttachHandle.in_use.is_(False))
-            .values(in_use=True)).rowcount
-        if taken:
-            return handle_id
-    return None
-
-
-def _release(session, row, released=None, keep=False):
-    """Free the ARQ's handle; note in ``released`` what the agent must
-    undo on the host (a prepared handle of a bind that got that far, or
-    of an unbind whose release is still pending).
-
-    :param keep: leave a handle to undo on the host taken by the ARQ
-        until ``finish_unbind``, so that no bind gets it meanwhile.
-    :returns: whether the handle was kept.
-    """
-    if row.attach_handle_id is None:
-        return False
-    handle = session.get(models.AttachHandle, row.attach_handle_id)
-    prepared = []
-    if released is not None and row.state in (
-            states.ARQ_BIND_STARTED, states.ARQ_BOUND, states.ARQ_UNBOUND):
-        prepared = ownership.prepared(handle.deployable, handle, row.uuid)
-        released.extend(prepared)
-    if keep and prepared:
-        return True
-    session.execute(sa.update(models.AttachHandle)
-                    .where(models.AttachHandle.id == row.attach_handle_id)
-                    .values(in_use=False))
-    return False
-
-
-@session.retry_on_conflict
-@main.writer
-def start_bind(context, bindings, project_id=None, owner=None):
-    """Check every binding, then move each ARQ to BindStarted with a handle.
-
-    :param bindings: ARQ uuid -> ``{'hostname', 'device_rp_uuid',
-        'instance_uuid'}`` (and optionally ``project_id``).
-    :param owner: the conductor that will do the host-side work.
-    :returns: uuids now BindStarted, and uuids already BindFailed because
-        their provider had no free attach handle.
-    :raises ARQNotFound, ARQBadState, Invalid: nothing is changed.
-    """
-    session = context.session
-    rows = _lock(session, bindings, project_id)
-    instances = {binding['instance_uuid'] for binding in bindings.values()}
-    # NOTE(binding): as upstream, no hot-add: an instance's ARQs are all
-    # bound in one request.
-    taken = session.scalars(
-        sa.select(models.AcceleratorRequest.instance_uuid)
-        .where(models.AcceleratorRequest.instance_uuid.in_(sorted(instances)),
-               models.AcceleratorRequest.uuid.not_in(list(bindings)))
-    ).first()
-    if taken is not None:
-        raise exception.Invalid(
-            reason='instance %s already has accelerator requests; bind all '
-                   'of an instance\'s in one request' % taken)
-    by_rp = {}
-    # NOTE(binding): a retried PATCH (the API gave up waiting, 503, but a
-    # conductor took the first message later) finds its own binding under
-    # way or done: nothing to do for it, and no conflict.
-    repeated = {uuid for uuid, row in rows.items()
-                if _same_binding(row, bindings[uuid])}
-    for uuid, row in rows.items():
-        if uuid in repeated:
-            continue
-        _check_transition(row, states.ARQ_BIND_STARTED)
-        rp_uuid = bindings[uuid]['device_rp_uuid']
-        if rp_uuid not in by_rp:
-            by_rp[rp_uuid] = session.scalars(sa.select(models.Deployable)
-                                             .where(models.Deployable.rp_uuid
-                                                    == rp_uuid)).first()
-        if by_rp[rp_uuid] is None:
-            raise exception.Invalid(
-                reason='no deployable has resource provider %s' % rp_uuid)
-    started, failed = [], []
-    for uuid, row in rows.items():
-        if uuid in repeated:
-            continue
-        binding = bindings[uuid]
-        deployable = by_rp[binding['device_rp_uuid']]
-        if _bind_row(session, row, binding, deployable, owner):
-            started.append(uuid)
-        else:
-            failed.append(uuid)
-    return started, failed
-
-
-def _bind_row(session, row, binding, deployable, owner=None):
-    """Record the binding on the ARQ and take a handle; False (and
-    BindFailed) when the deployable has none free."""
-    row.hostname = binding['hostname']
-    row.device_rp_uuid = binding['device_rp_uuid']
-    row.instance_uuid = binding['instance_uuid']
-    if binding.get('project_id'):
-        row.project_id = binding['project_id']
-    row.deployable_id = deployable.id
-    row.updated_at = _now()
-    handle_id = _take_handle(session, deployable.id)
-    if handle_id is None:
-        LOG.warning('No free attach handle on %s for ARQ %s',
-                    deployable.name, row.uuid)
-        row.state = states.ARQ_BIND_FAILED
-        return False
-    row.attach_handle_id = handle_id
-    row.state = states.ARQ_BIND_STARTED
-    row.owner, row.taken_at = owner, row.updated_at
-    return True
-
-
-@session.retry_on_conflict
-@main.writer
-def start_bind_on(context, uuid, instance_uuid, deployable_uuid, owner=None):
-    """Bind one ARQ to a named deployable (a /v1 attach, which may add an
-    accelerator to an instance that has others).
-
-    :returns: whether it is BindStarted (else BindFailed: no free handle).
-    """
-    session = context.session
-    row = _lock(session, [uuid], None)[uuid]
-    _check_transition(row, states.ARQ_BIND_STARTED)
-    deployable = session.scalars(sa.select(models.Deployable).where(
-        models.Deployable.uuid == deployable_uuid)).one()
-    return _bind_row(session, row, {
-        'hostname': deployable.device.hostname,
-        'device_rp_uuid': deployable.rp_uuid,
-        'instance_uuid': instance_uuid}, deployable, owner)
-
-
-@session.retry_on_conflict
-@main.writer
-def bind_without_handle(context, uuid, instance_uuid):
-    """Initial -> Bound for the ARQ of an accelerator no agent manages
-    (nothing to prepare on a host)."""
-    row = _lock(context.session, [uuid], None)[uuid]
-    _check_transition(row, states.ARQ_BIND_STARTED)
-    row.instance_uuid = instance_uuid
-    row.state = states.ARQ_BOUND
-    row.updated_at = _now()
-
-
-@session.retry_on_conflict
-@main.writer
-def finish_bind(context, uuid, ok, owner=None):
-    """BindStarted -> Bound (or BindFailed, releasing the handle).
-
-    :param owner: the conductor finishing it; with one given, only the
-        ARQ's owner may.
-    :returns: ``(instance_uuid, state)``; None when the ARQ moved on
-        meanwhile (unbound or deleted); LOST when another conductor took
-        the bind over (or finished it).
-    """
-    target = states.ARQ_BOUND if ok else states.ARQ_BIND_FAILED
-    row = context.session.scalars(
-        sa.select(models.AcceleratorRequest)
-        .where(models.AcceleratorRequest.uuid == uuid)
-        .with_for_update()).first()
-    if row is None:
-        return None
-    if owner is not None and (
-            row.state in (states.ARQ_BOUND, states.ARQ_BIND_FAILED) or
-            row.state == states.ARQ_BIND_STARTED and row.owner != owner):
-        return LOST
-    if row.state != states.ARQ_BIND_STARTED:
-        return None
-    if not ok:
-        _release(context.session, row)
-        row.attach_handle_id = None
-    row.state = target
-    row.owner = row.taken_at = None
-    row.updated_at = _now()
-    return row.instance_uuid, target
-
-
-@main.reader
-def bind_job(context, uuid):
-    """What the host-side work of a bind needs, or None when the ARQ is
-    not BindStarted any more.
-
-    :returns: dict with ``group`` (the profile group), ``host`` (the
-        agent's), ``driver_name``, ``cpid`` ([type, info]), ``deployable``
-        (uuid, name, id, bitstream_id), ``handle`` (type, info, uuid),
-        ``prepared`` (what to undo if the bind is dropped) and ``owner``
-        (the conductor holding the bind).
-    """
-    session = context.session
-    found = session.execute(
-        sa.select(models.AcceleratorRequest, models.DeviceProfile,
-                  models.Deployable, models.AttachHandle)
-        .outerjoin(models.DeviceProfile, models.DeviceProfile.id ==
-                   models.AcceleratorRequest.device_profile_id)
-        .join(models.Deployable, models.Deployable.id ==
-              models.AcceleratorRequest.deployable_id)
-        .join(models.AttachHandle, models.AttachHandle.id ==
-              models.AcceleratorRequest.attach_handle_id)
-        .where(models.AcceleratorRequest.uuid == uuid,
-               models.AcceleratorRequest.state == states.ARQ_BIND_STARTED)
-    ).first()
-    if found is None:
-        return None
-    row, profile, dep, handle = found
-    groups = (json.loads(profile.profile_json).get('groups', [])
-              if profile is not None else [])
-    device = dep.device
-    cpid = device.controlpath_ids[0]
-
-    return {
-        'uuid': row.uuid, 'owner': row.owner,
-        'group': groups[row.device_profile_group_id]
-        if row.device_profile_group_id < len(groups) else {},
-        'host': device.hostname, 'driver_name': dep.driver_name or
-        device.driver_name, 'cpid': [cpid.cpid_type, cpid.cpid_info],
-        'deployable': {'uuid': dep.uuid, 'name': dep.name, 'id': dep.id,
-                       'bitstream_id': dep.bitstream_id},
-        'handle': {'type': handle.attach_type,
-                   'info': json.loads(handle.attach_info),
-                   'uuid': handle.uuid},
-        'prepared': ownership.prepared(dep, handle, row.uuid),
-    }
-
-
-@main.reader
-def others(context, uuid):
-    """How many ARQs of other instances hold the deployable ARQ ``uuid``
-    is binding to.
-
-    ARQs of the same instance on that deployable want the same image;
-    only other instances' bindings forbid loading a new one under them.
-    """
-    row = context.session.scalars(sa.select(models.AcceleratorRequest).where(
-        models.AcceleratorRequest.uuid == uuid)).one()
-    return context.session.scalar(
-        sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
-        .where(models.AcceleratorRequest.deployable_id == row.deployable_id,
-               models.AcceleratorRequest.state.in_(
-                   (states.ARQ_BIND_STARTED, states.ARQ_BOUND)),
-               models.AcceleratorRequest.instance_uuid != row.instance_uuid))
-
-
-@main.reader
-def stuck(context, older_than, limit):
-    """ARQs in a transitional state not changed for ``older_than`` seconds.
-
-    :returns: ``(how many, the uuids of the first ``limit`` of them,
-        oldest first)``
-    """
-    changed = sa.func.coalesce(models.AcceleratorRequest.updated_at,
-                               models.AcceleratorRequest.created_at)
-    where = (models.AcceleratorRequest.state.in_(
-                 sorted(states.ARQ_TRANSITIONAL)),
-             changed < _now() - datetime.timedelta(seconds=older_than))
-    count = context.session.scalar(
-        sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
-        .where(*where))
-    if not count:
-        return 0, []
-    uuids = context.session.scalars(
-        sa.select(models.AcceleratorRequest.uuid).where(*where)
-        .order_by(changed, models.AcceleratorRequest.id).limit(limit)).all()
-    return count, uuids
-
-
-@session.retry_on_conflict
-@main.writer
-def unbind(context, uuids, project_id=None, owner=None):
-    """Release the handles and forget the bindings (-> Unbound).
-
-    :param owner: the conductor that will have the agents release the
-        prepared handles: each ARQ keeps such a handle, and that
-        conductor holds the ARQ, until ``finish_unbind``.
-    :returns: the prepared handles the agents must release.
-    """
-    rows = _lock(context.session, uuids, project_id)
-    for row in rows.values():
-        _check_transition(row, states.ARQ_UNBOUND)
-    released = []
-    for row in rows.values():
-        kept = _release(context.session, row, released,
-                        keep=owner is not None)
-        row.state = states.ARQ_UNBOUND
-        row.attach_handle_id = row.attach_handle_id if kept else None
-        row.owner, row.taken_at = (owner, _now()) if kept else (None, None)
-        row.deployable_id = None
-        row.hostname = row.device_rp_uuid = row.instance_uuid = None
-        row.updated_at = _now()
-    return released
-
-
-@session.retry_on_conflict
-@main.writer
-def delete(context, uuids=None, instance_uuid=None, project_id=None,
-           bound_ok=True):
-    """Delete ARQs by uuid (all must exist) or every ARQ of an instance.
-
-    :param bound_ok: False when the caller has no service token: then
-        only ARQs without a binding (Initial, Unbound) may go.
-    :returns: how many were deleted, and the prepared handles the agents
-        must release.
-    :raises BoundARQNeedsServiceToken: nothing is deleted.
-    """
-    session = context.session
-    if uuids is not None:
-        rows = list(_lock(session, uuids, project_id).values())
-    else:
-        rows = session.scalars(_scoped(
-            sa.select(models.AcceleratorRequest)
-            .where(models.AcceleratorRequest.instance_uuid == instance_uuid)
-            .with_for_update(), project_id)).all()
-    for row in rows:
-        if not bound_ok and row.state not in _UNBOUND:
-            raise exception.BoundARQNeedsServiceToken(uuid=row.uuid,
-                                                      state=row.state)
-    released = []
-    for row in rows:
-        _release(session, row, released)
-        session.delete(row)
-    return len(rows), released
-
+    return [_to_object(context, values) for values in arq_db.list_arqs(
+        context, project_id=project_id, instance_uuid=instance_uuid,
+        limit=limit, marker=marker, sort_key=sort_key, sort_dir=sort_dir,
+        resolved=resolved)]

@@ -9,21 +9,18 @@ import weakref
 
 from oslo_config import cfg
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from cyborg import context as cyborg_context
 from cyborg.conductor import rpcapi
 from cyborg.db import lists
-from cyborg.db import session
+from cyborg.db import watch
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
-WATCHED = frozenset(model.__tablename__ for tables in lists.TABLES.values()
-                    for model in tables)
+WATCHED = watch.WATCHED
 #: The most lists (one per query) the cache holds.
 MAX_ENTRIES = 32
-_DML = ('INSERT', 'UPDATE', 'DELETE', 'REPLACE')
 _MARK = 'cyborg.conductor.cache.wrote'
 
 
@@ -73,12 +70,11 @@ class Lists:
             if engine in self._engines:
                 return
             self._engines.add(engine)
-        sa.event.listen(engine, 'after_cursor_execute', self._executed)
-        sa.event.listen(engine, 'commit', self._committing)
-        sa.event.listen(engine, 'checkin', self._returned)
+        watch.listen(engine, self._executed, self._committing,
+                     self._returned)
 
     def _executed(self, conn, cursor, statement, params, context, many):
-        if _writes_listed(statement, context):
+        if watch.writes_listed(statement, context):
             conn.info[_MARK] = True
 
     def _committing(self, conn):
@@ -131,7 +127,7 @@ class Lists:
         max_age = CONF.conductor.list_cache_max_age
         if not max_age:
             return _payload(fields, read(context, **query))
-        self.watch(session.get_engine())
+        self.watch(watch.engine())
         entry = self._entry((name, json.dumps(query, sort_keys=True,
                                               default=repr)))
         # NOTE(cache): one read per list at a time: requests that come
@@ -169,16 +165,6 @@ def _payload(fields, rows):
     return {'fields': list(fields), 'rows': json.dumps(rows)}
 
 
-def _writes_listed(statement, context):
-    compiled = getattr(context, 'compiled', None)
-    if compiled is not None and (context.isinsert or context.isupdate or
-                                 context.isdelete):
-        table = getattr(compiled.statement, 'table', None)
-        return getattr(table, 'name', None) in WATCHED
-    # NOTE(cache): plain SQL text: any write may touch the lists.
-    return statement.lstrip()[:7].upper().startswith(_DML)
-
-
 #: The cache of this process; the conductor binds the objects to it.
 LISTS = Lists()
-session.main.append_on_engine_create(LISTS.watch)
+watch.on_engine_create(LISTS.watch)

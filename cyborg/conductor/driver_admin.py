@@ -1,147 +1,28 @@
 """Driver operations on agents (list, install, uninstall, update) and the
 services their devices offer, with discovery on demand."""
 
-import json
+from concurrent import futures
 
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from cyborg import exception
-from cyborg import states
+from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
-from cyborg.db import models
+from cyborg.conductor import hostwork
+from cyborg.db import drivers as driver_db
 from cyborg.db import services as service_queries
-from cyborg.db.session import main
 
 LOG = logging.getLogger(__name__)
 
 AGENT_BINARY = accelerators.AGENT_BINARY
 
-
-def _agents(session, host=None):
-    stmt = sa.select(models.Service).where(
-        models.Service.binary == AGENT_BINARY).order_by(models.Service.host)
-    if host is not None:
-        stmt = stmt.where(models.Service.host == host)
-    agents = session.scalars(stmt).all()
-    if host is not None and not agents:
-        raise exception.AgentNotFound(host=host)
-    return agents
-
-
-def _loads(value, default):
-    try:
-        return json.loads(value) if value else default
-    except ValueError:
-        return default
-
-
-def _entries(agent, counts):
-    enabled = set(_loads(agent.drivers, []))
-    catalogue = _loads(agent.available_drivers, [])
-    known = {entry['name'] for entry in catalogue}
-    # NOTE(drivers): an agent older than the catalogue only said which
-    # drivers it runs; list those all the same.
-    catalogue += [{'name': name, 'driver_name': name, 'version': ''}
-                  for name in sorted(enabled - known)]
-    return [{'host': agent.host, 'name': entry['name'],
-             'driver_name': entry['driver_name'],
-             'version': entry.get('version') or '',
-             'enabled': entry['name'] in enabled,
-             'device_count': counts.get((agent.host, entry['driver_name']), 0)
-             if entry['name'] in enabled else 0}
-            for entry in catalogue]
-
-
-def _counts(session, host=None):
-    stmt = (sa.select(models.Device.hostname, models.Device.driver_name,
-                      sa.func.count())
-            .group_by(models.Device.hostname, models.Device.driver_name))
-    if host is not None:
-        stmt = stmt.where(models.Device.hostname == host)
-    return {(h, d): n for h, d, n in session.execute(stmt)}
-
-
-@main.reader
-def list_drivers(context, host=None):
-    """Every driver installed on each agent's host, enabled or not."""
-    session = context.session
-    counts = _counts(session, host)
-    return [entry for agent in _agents(session, host)
-            for entry in _entries(agent, counts)]
-
-
-@main.reader
-def driver_entry(context, host, name):
-    """One driver of one host (by entry point or driver name)."""
-    for entry in list_drivers(context, host):
-        if name in (entry['name'], entry['driver_name']):
-            return entry
-    raise exception.DriverNotAvailable(
-        name=name, host=host, available=', '.join(
-            entry['name'] for entry in list_drivers(context, host)))
-
-
-@main.reader
-def check_host(context, host):
-    _agents(context.session, host)
-
-
-@main.reader
-def bindings_of(context, host, driver_name):
-    """What holds the driver's devices: bound ARQs and /v1 attachments."""
-    session = context.session
-    held = session.execute(
-        sa.select(models.Deployable.name, models.AcceleratorRequest.uuid)
-        .join(models.Device, models.Device.id == models.Deployable.device_id)
-        .join(models.AcceleratorRequest,
-              models.AcceleratorRequest.deployable_id ==
-              models.Deployable.id)
-        .where(models.Device.hostname == host,
-               models.Device.driver_name == driver_name,
-               models.AcceleratorRequest.state.in_(
-                   (states.ARQ_BIND_STARTED, states.ARQ_BOUND)))).all()
-    attached = session.execute(
-        sa.select(models.Deployable.name, models.Accelerator.attached_to)
-        .join(models.Device, models.Device.id == models.Deployable.device_id)
-        .join(models.Accelerator,
-              models.Accelerator.deployable_id == models.Deployable.id)
-        .where(models.Device.hostname == host,
-               models.Device.driver_name == driver_name,
-               models.Accelerator.attach_type.is_not(None))).all()
-    found = (['%s: attached to %s' % tuple(row) for row in attached] +
-             ['%s: ARQ %s' % tuple(row) for row in held])
-    # NOTE(drivers): an instance attach shows as its attachment and its
-    # ARQ; one line per deployable is enough to say what holds it.
-    seen, unique = set(), []
-    for line in found:
-        name = line.split(':', 1)[0]
-        if name not in seen:
-            seen.add(name)
-            unique.append(line)
-    return unique
-
-
-@main.reader
-def snapshot(context, host):
-    """Device uuid -> what discovery can change of it, for one host."""
-    session = context.session
-    found = {}
-    devices = session.scalars(sa.select(models.Device).where(
-        models.Device.hostname == host)).all()
-    ids = {device.id: device.uuid for device in devices}
-    deps = session.execute(
-        sa.select(models.Deployable.device_id, models.Deployable.name,
-                  models.Deployable.num_accelerators)
-        .where(models.Deployable.device_id.in_(list(ids)))).all() \
-        if ids else []
-    by_device = {}
-    for device_id, name, num in deps:
-        by_device.setdefault(device_id, []).append((name, num))
-    for device in devices:
-        found[device.uuid] = (device.status, device.services or '[]',
-                              sorted(by_device.get(device.id, ())))
-    return found
+list_drivers = driver_db.list_drivers
+driver_entry = driver_db.driver_entry
+check_host = driver_db.check_host
+bindings_of = driver_db.bindings_of
+snapshot = driver_db.snapshot
+services = driver_db.services
+agent_hosts = driver_db.agent_hosts
 
 
 def changes(before, after):
@@ -160,25 +41,83 @@ def record(context, host, result):
                                    result.get('available_drivers', []))
 
 
-@main.reader
-def services(context, host=None, driver_name=None):
-    """What each device offers, as its driver discovered it."""
-    stmt = sa.select(models.Device).order_by(models.Device.hostname,
-                                             models.Device.id)
+def _check_free(context, host, entry):
+    held = bindings_of(context, host, entry['driver_name'])
+    if held:
+        raise exception.DriverInUse(name=entry['name'], host=host,
+                                    what='; '.join(held[:5]))
+
+
+def install(context, host, name, agent_api):
+    """Have an agent install and enable a driver; its entry now."""
+    check_host(context, host)
+    result = agent_rpcapi.reached(host, agent_api.install_driver, context,
+                                  host, name)
+    record(context, host, result)
+    return driver_entry(context, host, name)
+
+
+def uninstall(context, host, name, agent_api):
+    """Have an agent disable a driver none of whose devices is in use."""
+    entry = driver_entry(context, host, name)
+    if not entry['enabled']:
+        raise exception.DriverNotEnabled(name=name, host=host)
+    _check_free(context, host, entry)
+    result = agent_rpcapi.reached(host, agent_api.uninstall_driver, context,
+                                  host, entry['name'])
+    record(context, host, result)
+
+
+def update(context, host, name, agent_api, image_id=None):
+    """Have an agent update a driver (and its devices' image); its entry
+    with the devices that changed."""
+    entry = driver_entry(context, host, name)
+    if not entry['enabled']:
+        raise exception.DriverNotEnabled(name=name, host=host)
+    if image_id is not None:
+        image_id = hostwork.resolve_image(image_id)
+        # NOTE(conductor): as programming one deployable, an image is
+        # never loaded under an instance or a host using the devices.
+        _check_free(context, host, entry)
+    before = snapshot(context, host)
+    try:
+        result = agent_rpcapi.reached(host, agent_api.update_driver, context,
+                                      host, entry['name'], image_id)
+    except exception.DriverError as exc:
+        raise exception.DriverUpdateFailed(
+            name=entry['name'], host=host, reason=str(exc)) from exc
+    record(context, host, result)
+    entry = driver_entry(context, host, name)
+    entry['changes'] = changes(before, snapshot(context, host))
+    return entry
+
+
+def list_services(context, host=None, driver_name=None):
+    """What each device offers; of one agent's host when ``host``."""
     if host is not None:
-        stmt = stmt.where(models.Device.hostname == host)
-    if driver_name is not None:
-        # NOTE(drivers): by driver name or entry point, as the driver
-        # routes take either (fake or fake_driver).
-        stmt = stmt.where(sa.or_(
-            models.Device.driver_name == driver_name,
-            models.Device.driver_name + '_driver' == driver_name))
-    return [{'host': device.hostname, 'driver_name': device.driver_name,
-             'device_uuid': device.uuid, 'device_type': device.type,
-             'services': _loads(device.services, [])}
-            for device in context.session.scalars(stmt)]
+        check_host(context, host)
+    return services(context, host, driver_name)
 
 
-@main.reader
-def agent_hosts(context):
-    return [agent.host for agent in _agents(context.session)]
+def discover(context, host, agent_api):
+    """Have one agent (or every one) discover now; what changed."""
+    if host is not None:
+        check_host(context, host)
+    hosts = [host] if host else agent_hosts(context)
+    # NOTE(conductor): agents discover in parallel, so asking every
+    # host takes as long as the slowest, not the sum.
+    with futures.ThreadPoolExecutor(
+            max_workers=max(1, min(16, len(hosts)))) as pool:
+        return list(pool.map(
+            lambda name: _discover_one(context, name, agent_api), hosts))
+
+
+def _discover_one(context, host, agent_api):
+    before = snapshot(context, host)
+    entry = {'host': host, 'error': None}
+    try:
+        agent_rpcapi.reached(host, agent_api.discover, context, host)
+    except exception.CyborgException as exc:
+        entry['error'] = str(exc)
+    entry.update(changes(before, snapshot(context, host)))
+    return entry

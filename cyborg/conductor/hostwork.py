@@ -3,15 +3,13 @@
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
 import oslo_messaging as messaging
-import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import binding
-from cyborg.db import models
-from cyborg.db.session import main
+from cyborg.db import deployables as deployable_db
 
 LOG = logging.getLogger(__name__)
 
@@ -36,27 +34,7 @@ def wanted_image(group, glance):
     return None
 
 
-@main.reader
-def _target(context, deployable_uuid):
-    dep = context.session.scalars(sa.select(models.Deployable).where(
-        models.Deployable.uuid == deployable_uuid)).first()
-    if dep is None:
-        raise exception.DeployableNotFound(uuid=deployable_uuid)
-    device = dep.device
-    cpid = device.controlpath_ids[0]
-    in_use = sum(1 for handle in dep.attach_handles if handle.in_use)
-    return {'uuid': dep.uuid, 'name': dep.name, 'host': device.hostname,
-            'driver_name': dep.driver_name or device.driver_name,
-            'cpid': [cpid.cpid_type, cpid.cpid_info], 'in_use': in_use,
-            'bitstream_id': dep.bitstream_id}
-
-
-@main.writer
-def _record(context, deployable_uuid, image_id):
-    context.session.execute(
-        sa.update(models.Deployable)
-        .where(models.Deployable.uuid == deployable_uuid)
-        .values(bitstream_id=image_id))
+_target = deployable_db.program_target
 
 
 def _program(context, target, image_id, agent_api):
@@ -70,7 +48,7 @@ def _program(context, target, image_id, agent_api):
         raise exception.ProgrammingFailed(uuid=target['uuid'],
                                           image=image_id,
                                           reason=str(exc)) from exc
-    _record(context, target['uuid'], image_id)
+    deployable_db.set_bitstream(context, target['uuid'], image_id)
     LOG.info('Deployable %s now holds image %s', target['uuid'], image_id)
 
 

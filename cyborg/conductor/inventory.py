@@ -1,20 +1,19 @@
 """Applies agents' inventory reports, many hosts to a transaction."""
 
 import dataclasses
+import re
 
-from oslo_db import exception as db_exc
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from cyborg import exception
-from cyborg.conductor import host_rows
-from cyborg.db import models
+from cyborg.db import host_rows
+from cyborg.db import inventory as inventory_db
 from cyborg.db import services as service_queries
-from cyborg.db.session import main
+from cyborg.drivers import report as driver_report
 
 LOG = logging.getLogger(__name__)
 
-AGENT_BINARY = 'cyborg-agent'
+AGENT_BINARY = inventory_db.AGENT_BINARY
 UNHEALTHY = host_rows.UNHEALTHY
 device_key = host_rows.device_key
 #: Attempts at one report on its own when its batch could not be applied.
@@ -43,12 +42,11 @@ class Report:
         return self.base_generation is not None
 
 
-class _Interleaved(Exception):
-    """Another conductor recorded one of the batch's hosts meanwhile."""
-
-
-_LATER = object()
-_RETRIABLE = (_Interleaved, db_exc.DBDuplicateEntry, db_exc.DBDeadlock)
+_LATER = inventory_db.LATER
+_RETRIABLE = inventory_db.RETRIABLE
+host_states = inventory_db.host_states
+state_of = inventory_db.state_of
+device_state = inventory_db.device_state
 
 
 def apply_reports(context, reports):
@@ -64,7 +62,7 @@ def apply_reports(context, reports):
         (see ``HostRows.result``) or an exception instance.
     """
     try:
-        outcomes = _apply_together(context, reports)
+        outcomes = inventory_db.apply_together(context, reports, _admit)
     except _RETRIABLE as exc:
         LOG.info('A batch of %d reports met another writer (%s); applying '
                  'them one by one', len(reports), type(exc).__name__)
@@ -76,7 +74,8 @@ def apply_reports(context, reports):
 def _apply_alone(context, report):
     for attempt in range(1, ALONE_ATTEMPTS + 1):
         try:
-            return _apply_together(context, [report])[0]
+            return inventory_db.apply_together(
+                context, [report], _admit)[0]
         except _RETRIABLE as exc:
             LOG.info('The report of host %s met another writer (%s, '
                      'attempt %d)', report.host, type(exc).__name__, attempt)
@@ -128,59 +127,6 @@ def _one(context, report):
     return outcome
 
 
-@main.writer
-def _apply_together(context, reports):
-    session = context.session
-    outcomes = [None] * len(reports)
-    first = {}
-    for index, report in enumerate(reports):
-        if report.host in first:
-            # NOTE(inventory): the same host twice in one batch (an agent
-            # resent before its first copy was applied): the later copy
-            # goes after this batch, against what the first one wrote.
-            outcomes[index] = _LATER
-        else:
-            first[report.host] = index
-    stored = service_queries.agent_generations(context, AGENT_BINARY,
-                                               list(first))
-    accepted = {}
-    for host, index in first.items():
-        problem = _admit(reports[index], stored)
-        if problem is None:
-            accepted[host] = reports[index]
-        else:
-            outcomes[index] = problem
-    hosts = host_rows.load_hosts(session, accepted)
-    for host, problem in _claimed_names(session, accepted, hosts).items():
-        outcomes[first[host]] = problem
-        del accepted[host], hosts[host]
-    if not service_queries.record_reports(context, AGENT_BINARY, {
-            host: (stored.get(host, service_queries.ABSENT),
-                   _service_values(report))
-            for host, report in accepted.items()}):
-        raise _Interleaved()
-    for host, report in accepted.items():
-        _apply(hosts[host], report)
-    host_rows.delete_doomed(session, hosts.values())
-    session.flush()
-    for host, report in accepted.items():
-        outcomes[first[host]] = hosts[host].result(report.generation)
-    return outcomes
-
-
-def _apply(rows, report):
-    seen = {rows.upsert(reported) for reported in report.devices}
-    held = {tuple(key) for key in report.held}
-    if report.delta:
-        gone = [tuple(key) for key in report.removed]
-    else:
-        gone = [key for key, device in rows.devices.items()
-                if key not in seen and
-                device.driver_name not in report.failed_drivers]
-    for key in gone:
-        rows.remove(key, key in held)
-
-
 def _admit(report, stored):
     """Why ``report`` must not be applied (an exception), or None."""
     duplicate = _duplicate(report)
@@ -225,79 +171,79 @@ def _duplicate(report):
     return None
 
 
-def _claimed_names(session, accepted, hosts):
-    """Reports that name a deployable another host owns: one SELECT.
+#: What a host name may be: what Nova and Placement accept, without
+#: whitespace or control characters.
+_HOST = re.compile(r'^[^\s\x00-\x1f\x7f/]{1,255}$')
 
-    Deployable names are unique across hosts; a report claiming another
-    host's name (or one an earlier report of this batch claims) is turned
-    away whole, so that it cannot touch the other host's rows.
+
+def check_host(host, named=None):
+    """Turn away a report from a host whose name is not one, or that names
+    another host than the one it is sent as.
+
+    :raises Invalid:
     """
-    wanted = {}
-    for host, report in accepted.items():
-        owned = hosts[host].deployable_names()
-        for device in report.devices:
-            for dep in device.deployables:
-                if dep.name not in owned:
-                    wanted.setdefault(dep.name, []).append(host)
-    if not wanted:
-        return {}
-    owners = dict(session.execute(
-        sa.select(models.Deployable.name, models.Device.hostname)
-        .join(models.Device, models.Deployable.device_id == models.Device.id)
-        .where(models.Deployable.name.in_(sorted(wanted)))).all())
-    problems = {}
-    for name, claimants in sorted(wanted.items()):
-        owner = owners.get(name)
-        for host in claimants:
-            if host in problems:
-                continue
-            if owner is None:
-                owner = host
-            elif owner != host:
-                LOG.warning('Ignoring the report of host %s: deployable %s '
-                            'belongs to host %s', host, name, owner)
-                problems[host] = exception.InvalidReport(
-                    host=host, reason='deployable %s belongs to host %s'
-                    % (name, owner))
-    return problems
+    if not isinstance(host, str) or not _HOST.match(host):
+        LOG.warning('Ignoring a report from an invalid host name %r', host)
+        raise exception.Invalid(reason='invalid host name %r' % (host,))
+    if named is not None and named != host:
+        LOG.warning('Ignoring a report of host %s sent as host %s', named,
+                    host)
+        raise exception.Invalid(
+            reason='report of host %s sent as %s' % (named, host))
 
 
-def _service_values(report):
-    details = report.details or {}
-    values = {'report_generation': report.generation}
-    for name in ('version', 'rpc_version', 'drivers', 'available_drivers',
-                 'report_interval'):
-        if details.get(name) is not None:
-            values[name] = details[name]
-    return values
+def _details(report):
+    return {name: report.get(name)
+            for name in ('version', 'rpc_version', 'drivers',
+                         'available_drivers', 'report_interval')}
 
 
-@main.reader
-def host_states(context, host):
-    """``[{'uuid', 'controlpath', 'status'[, 'traits']}]`` of every device
-    of a host; ``traits``: deployable name -> traits operators added."""
-    devices = context.session.scalars(_with_states(
-        sa.select(models.Device).where(models.Device.hostname == host))).all()
-    return sorted((device_state(device) for device in devices),
-                  key=lambda state: state['controlpath'])
+def whole_report(host, report):
+    """The ``Report`` of a whole inventory as an agent sent it.
+
+    :raises Invalid: a bad host name, or the report names another host.
+    """
+    parsed = driver_report.HostReport.from_primitive(report)
+    check_host(host, parsed.host)
+    return Report(
+        host=host, devices=parsed.devices,
+        generation=report.get('generation'),
+        failed_drivers=tuple(report.get('failed_drivers', ())),
+        details=_details(report), held=tuple(report.get('held', ())))
 
 
-@main.reader
-def state_of(context, uuid):
-    """What ``host_states`` says of one device, by uuid."""
-    device = context.session.scalars(_with_states(
-        sa.select(models.Device).where(models.Device.uuid == uuid))).first()
-    if device is None:
-        raise exception.DeviceNotFound(uuid=uuid)
-    return device_state(device)
+def delta_report(host, delta):
+    """The ``Report`` of what changed since the agent's last generation.
+
+    :raises Invalid: a bad host name.
+    """
+    check_host(host)
+    changed = driver_report.HostReport.from_primitive(
+        {'host': host, 'devices': delta.get('changed', [])}).devices
+    return Report(
+        host=host, devices=changed,
+        removed=list(delta.get('removed', [])),
+        generation=delta['generation'],
+        base_generation=delta['base_generation'],
+        details=_details(delta), held=tuple(delta.get('held', ())))
 
 
-def _with_states(stmt):
-    return host_rows.with_children(stmt, handles=False)
-
-
-def device_state(device):
-    """The state of one device row (its control path, deployables and
-    their attributes loaded)."""
-    cpid = device.controlpath_ids[0]
-    return host_rows.state((cpid.cpid_type, cpid.cpid_info), device)
+def record_heartbeats(context, beats):
+    """Record a batch of ``(host, generation)`` heartbeats in one UPDATE;
+    for each, whether its generation is the one recorded."""
+    generations = {}
+    for host, generation in beats:
+        # NOTE(conductor): two heartbeats of one host in one batch
+        # (a resend): the later generation is the agent's now.
+        generations[host] = generation
+    found = service_queries.agent_heartbeats(context, AGENT_BINARY,
+                                             generations)
+    answers = []
+    for host, generation in beats:
+        current = found[host] and generations[host] == generation
+        if not current:
+            LOG.info('Host %s sent a heartbeat for generation %s, which '
+                     'is not the one recorded; it must send its whole '
+                     'inventory', host, generation)
+        answers.append(current)
+    return answers

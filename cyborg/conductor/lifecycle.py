@@ -1,18 +1,15 @@
 """Device lifecycle in the conductor: activation through the agent."""
 
-import datetime
-
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
-import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
 from cyborg.conductor import inventory
 from cyborg.db import api as dbapi
-from cyborg.db import models
-from cyborg.db.session import main
+from cyborg.db import devices as device_db
+from cyborg.objects import device as device_obj
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -20,22 +17,7 @@ LOG = logging.getLogger(__name__)
 ACTIVATION_FAILED = 'activation failed: '
 
 
-@main.writer
-def _swap(context, uuid, expected, status, reason=None):
-    """Compare-and-swap a device's status; returns whether it swapped."""
-    allowed = states.DEVICE_TRANSITIONS.get(expected, set())
-    if status not in allowed:
-        raise exception.DeviceStateConflict(uuid=uuid, status=expected,
-                                            expected='allowed', action=status)
-    return bool(context.session.execute(
-        sa.update(models.Device)
-        .where(models.Device.uuid == uuid, models.Device.status == expected)
-        .values(status=status, status_reason=reason,
-                updated_at=_now())).rowcount)
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+_swap = device_db.swap_status
 
 
 def activate(context, uuid, agent_api):
@@ -123,16 +105,9 @@ def enable(context, uuid, agent_api):
     return activate(context, uuid, agent_api)
 
 
-@main.writer
 def recover_activations(context, older_than):
     """Put back to inactive the activations a dead conductor left behind."""
-    cutoff = _now() - datetime.timedelta(seconds=older_than)
-    count = context.session.execute(
-        sa.update(models.Device)
-        .where(models.Device.status == states.DEVICE_ACTIVATING,
-               models.Device.updated_at < cutoff)
-        .values(status=states.DEVICE_INACTIVE, status_reason=None,
-                updated_at=_now())).rowcount
+    count = device_db.reset_activations(context, older_than)
     if count:
         LOG.warning('%d device activations were interrupted; the devices '
                     'are inactive again', count)
@@ -155,3 +130,11 @@ def tell_agent(context, device, agent_api):
                     '(%s); it catches up at its next Placement heal',
                     device.hostname, device.uuid, device.status,
                     type(exc).__name__)
+
+
+def changed(context, device, agent_api):
+    """Have the device's agent reserve or free it in Placement; the
+    ``Device`` object of the row."""
+    tell_agent(context, device, agent_api)
+    return device_obj.Device._from_db_object(
+        device_obj.Device(context), device, context)

@@ -1,15 +1,11 @@
 """Conductor RPC endpoints: object indirection, agent reports, liveness."""
 
-from concurrent import futures
-import re
-
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from cyborg import context as cyborg_context
 from cyborg import exception
-from cyborg import states
 from cyborg import version
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova as nova_client
@@ -17,20 +13,19 @@ from cyborg.conductor import accelerators
 from cyborg.conductor import attachments
 from cyborg.conductor import attributes
 from cyborg.conductor import binding
+from cyborg.conductor import binds
 from cyborg.conductor import cache
 from cyborg.conductor import coalesce
 from cyborg.conductor import driver_admin
 from cyborg.conductor import hostwork
+from cyborg.conductor import indirection
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
-from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.conductor import takeover
 from cyborg.db import api as dbapi
 from cyborg.db import migration
-from cyborg.drivers import report as driver_report
 from cyborg.objects import base as objects_base
 from cyborg.objects import deployable as deployable_obj
-from cyborg.objects import device as device_obj
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -48,7 +43,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.7')
+    target = messaging.Target(version='1.8')
 
     def __init__(self, host):
         self.host = host
@@ -102,6 +97,7 @@ class ConductorManager:
         """Adopt the ARQ work of conductors that stopped heartbeating."""
         context = cyborg_context.get_admin_context()
         takeover.adopt(context, self, BINARY)
+        takeover.resume(context, self)
         # NOTE(conductor): an activation is one agent call, bounded by
         # agent_rpc_timeout: one older than that has no live conductor.
         lifecycle.recover_activations(
@@ -119,67 +115,29 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def object_class_action_versions(self, context, objname, objmethod,
                                      object_versions, args, kwargs):
-        objclass = objects_base.CyborgObject.obj_class_from_name(
-            objname, object_versions[objname])
-        result = getattr(objclass, objmethod)(context, *args, **kwargs)
-        return self._backport(result, object_versions)
+        return indirection.class_action(context, objname, objmethod,
+                                        object_versions, args, kwargs)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def object_action(self, context, objinst, objmethod, args, kwargs):
-        before = objinst.obj_clone()
-        result = getattr(objinst, objmethod)(*args, **kwargs)
-        updates = {}
-        for name, field in objinst.fields.items():
-            if not objinst.obj_attr_is_set(name):
-                continue
-            value = getattr(objinst, name)
-            if (not before.obj_attr_is_set(name) or
-                    getattr(before, name) != value):
-                updates[name] = field.to_primitive(objinst, name, value)
-        updates['obj_what_changed'] = objinst.obj_what_changed()
-        return updates, result
+        return indirection.action(objinst, objmethod, args, kwargs)
 
     def object_backport_versions(self, context, objinst, object_versions):
         target = object_versions[objinst.obj_name()]
         return objinst.obj_to_primitive(target_version=target,
                                         version_manifest=object_versions)
 
-    @staticmethod
-    def _backport(result, object_versions):
-        # NOTE(objects): a caller that runs older object versions gets its
-        # own versions back, so rolling upgrades keep working.
-        if isinstance(result, objects_base.CyborgObject):
-            wanted = object_versions.get(result.obj_name())
-            if wanted and wanted != result.VERSION:
-                return result.obj_to_primitive(
-                    target_version=wanted, version_manifest=object_versions)
-        return result
-
     # --- Agents -----------------------------------------------------------
 
     @messaging.expected_exceptions(exception.CyborgException)
     def report_data(self, context, host, report):
         """A whole inventory: the database is made to match it."""
-        parsed = driver_report.HostReport.from_primitive(report)
-        _check_host(host, parsed.host)
-        return self.reports.submit(inventory.Report(
-            host=host, devices=parsed.devices,
-            generation=report.get('generation'),
-            failed_drivers=tuple(report.get('failed_drivers', ())),
-            details=_details(report), held=tuple(report.get('held', ()))))
+        return self.reports.submit(inventory.whole_report(host, report))
 
     @messaging.expected_exceptions(exception.CyborgException)
     def report_delta(self, context, host, delta):
         """What changed since the generation the agent last had applied."""
-        _check_host(host)
-        changed = driver_report.HostReport.from_primitive(
-            {'host': host, 'devices': delta.get('changed', [])}).devices
-        return self.reports.submit(inventory.Report(
-            host=host, devices=changed,
-            removed=list(delta.get('removed', [])),
-            generation=delta['generation'],
-            base_generation=delta['base_generation'],
-            details=_details(delta), held=tuple(delta.get('held', ()))))
+        return self.reports.submit(inventory.delta_report(host, delta))
 
     @staticmethod
     def _apply_reports(reports):
@@ -199,30 +157,15 @@ class ConductorManager:
         Heartbeats that arrive close together are recorded in one UPDATE.
         """
         try:
-            _check_host(host)
+            inventory.check_host(host)
         except exception.Invalid:
             return False
         return self.heartbeats.submit((host, generation))
 
     @staticmethod
     def _record_heartbeats(beats):
-        generations = {}
-        for host, generation in beats:
-            # NOTE(conductor): two heartbeats of one host in one batch
-            # (a resend): the later generation is the agent's now.
-            generations[host] = generation
-        found = dbapi.services.agent_heartbeats(
-            cyborg_context.get_admin_context(), inventory.AGENT_BINARY,
-            generations)
-        answers = []
-        for host, generation in beats:
-            current = found[host] and generations[host] == generation
-            if not current:
-                LOG.info('Host %s sent a heartbeat for generation %s, which '
-                         'is not the one recorded; it must send its whole '
-                         'inventory', host, generation)
-            answers.append(current)
-        return answers
+        return inventory.record_heartbeats(
+            cyborg_context.get_admin_context(), beats)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def activate_device(self, context, uuid):
@@ -238,10 +181,7 @@ class ConductorManager:
         return self._changed(context, device)
 
     def _changed(self, context, device):
-        """Have the device's agent reserve or free it in Placement."""
-        lifecycle.tell_agent(context, device, self.agent_api)
-        return device_obj.Device._from_db_object(
-            device_obj.Device(context), device, context)
+        return lifecycle.changed(context, device, self.agent_api)
 
 
     # --- Accelerator requests ----------------------------------------------
@@ -257,69 +197,21 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def list_arqs(self, context, project_id=None, instance_uuid=None,
                   resolved=False, paging=None):
-        if resolved and instance_uuid is None:
-            # NOTE(conductor): without an instance there is nothing to wait
-            # for: the resolved ARQs are listed, the others left out.
-            return binding.list_arqs(context, project_id, resolved=True,
-                                     **(paging or {}))
-        if resolved:
-            waiting = binding.unresolved(context, instance_uuid, project_id)
-            if waiting:
-                raise exception.ARQsUnresolved(instance=instance_uuid,
-                                               uuids=', '.join(waiting))
-        return binding.list_arqs(context, project_id, instance_uuid,
-                                 **(paging or {}))
+        return binds.list_arqs(context, project_id, instance_uuid, resolved,
+                               paging)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def bind_arqs(self, context, bindings, project_id=None):
-        started, failed = binding.start_bind(context, bindings, project_id,
-                                             owner=self.host)
-        if started or failed:
-            # NOTE(conductor): the API answers 202 at once; Nova hears of
-            # failed binds too from the cast, never while it waits. The
-            # cast comes back here: this conductor holds the binds.
-            conductor_rpcapi.ConductorAPI().finish_binds(
-                context, started, failed={
-                    uuid: bindings[uuid]['instance_uuid'] for uuid in failed},
-                server=self.host)
-        return started
+        return binds.start(context, bindings, project_id, self.host)
 
     def finish_binds(self, context, uuids, failed=None):
-        """Host-side work of each bind, then Bound, then Nova's event.
-
-        :param failed: ARQ uuid -> instance of binds that already failed
-            (no free handle): Nova only needs to hear of them.
-        """
-        results = {uuid: (instance, states.ARQ_BIND_FAILED)
-                   for uuid, instance in (failed or {}).items()}
-        for uuid in uuids:
-            job = binding.bind_job(context, uuid)
-            if job is None or not takeover.holds(context, job, self.host):
-                continue
-            ok = hostwork.bind(context, job, self.agent_api)
-            done = binding.finish_bind(context, uuid, ok=ok, owner=self.host)
-            if done == binding.LOST:
-                # NOTE(conductor): another conductor took the bind over
-                # (this one looked dead); the handle is its now.
-                LOG.warning('Conductor %s lost the bind of ARQ %s to '
-                            'another conductor', self.host, uuid)
-            elif done is None and ok:
-                # NOTE(conductor): unbound or deleted while the agent
-                # worked: undo what it prepared.
-                hostwork.release(context, job['prepared'], self.agent_api)
-            elif done is not None:
-                results[uuid] = done
-        self.tell_nova(results)
+        """Host-side work of each bind, then Bound, then Nova's event."""
+        binds.finish(context, uuids, failed, self.host, self.agent_api,
+                     self.nova)
 
     def tell_nova(self, results):
-        """One event batch per instance; ``results``: uuid -> (instance,
-        state)."""
-        by_instance = {}
-        for uuid, (instance, state) in results.items():
-            by_instance.setdefault(instance, {})[uuid] = (
-                state == states.ARQ_BOUND)
-        for instance, outcome in by_instance.items():
-            self.nova.bound(instance, outcome)
+        """Nova's events; ``results``: uuid -> (instance, state)."""
+        return binds.tell_nova(self.nova, results)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def unbind_arqs(self, context, uuids, project_id=None):
@@ -330,10 +222,8 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, uuids=None, instance_uuid=None,
                     project_id=None, bound_ok=True):
-        count, released = binding.delete(context, uuids, instance_uuid,
-                                         project_id, bound_ok)
-        hostwork.release(context, released, self.agent_api)
-        return count
+        return binds.delete(context, uuids, instance_uuid, project_id,
+                            bound_ok, self.agent_api)
 
     # --- Attributes and programming ----------------------------------------
 
@@ -395,105 +285,22 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def install_driver(self, context, host, name):
-        driver_admin.check_host(context, host)
-        result = agent_rpcapi.reached(
-            host, self.agent_api.install_driver, context, host, name)
-        driver_admin.record(context, host, result)
-        return driver_admin.driver_entry(context, host, name)
+        return driver_admin.install(context, host, name, self.agent_api)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def uninstall_driver(self, context, host, name):
-        entry = driver_admin.driver_entry(context, host, name)
-        if not entry['enabled']:
-            raise exception.DriverNotEnabled(name=name, host=host)
-        held = driver_admin.bindings_of(context, host, entry['driver_name'])
-        if held:
-            raise exception.DriverInUse(name=entry['name'], host=host,
-                                        what='; '.join(held[:5]))
-        result = agent_rpcapi.reached(
-            host, self.agent_api.uninstall_driver, context, host,
-            entry['name'])
-        driver_admin.record(context, host, result)
+        driver_admin.uninstall(context, host, name, self.agent_api)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def update_driver(self, context, host, name, image_id=None):
-        entry = driver_admin.driver_entry(context, host, name)
-        if not entry['enabled']:
-            raise exception.DriverNotEnabled(name=name, host=host)
-        if image_id is not None:
-            image_id = hostwork.resolve_image(image_id)
-            # NOTE(conductor): as programming one deployable, an image is
-            # never loaded under an instance or a host using the devices.
-            held = driver_admin.bindings_of(context, host,
-                                            entry['driver_name'])
-            if held:
-                raise exception.DriverInUse(name=entry['name'], host=host,
-                                            what='; '.join(held[:5]))
-        before = driver_admin.snapshot(context, host)
-        try:
-            result = agent_rpcapi.reached(
-                host, self.agent_api.update_driver, context, host,
-                entry['name'], image_id)
-        except exception.DriverError as exc:
-            raise exception.DriverUpdateFailed(
-                name=entry['name'], host=host, reason=str(exc)) from exc
-        driver_admin.record(context, host, result)
-        entry = driver_admin.driver_entry(context, host, name)
-        entry['changes'] = driver_admin.changes(
-            before, driver_admin.snapshot(context, host))
-        return entry
+        return driver_admin.update(context, host, name, self.agent_api,
+                                   image_id)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def list_services(self, context, host=None, driver_name=None):
-        if host is not None:
-            driver_admin.check_host(context, host)
-        return driver_admin.services(context, host, driver_name)
+        return driver_admin.list_services(context, host, driver_name)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def discover_services(self, context, host=None):
         """Have one agent (or every one) discover now; what changed."""
-        if host is not None:
-            driver_admin.check_host(context, host)
-        hosts = [host] if host else driver_admin.agent_hosts(context)
-        # NOTE(conductor): agents discover in parallel, so asking every
-        # host takes as long as the slowest, not the sum.
-        with futures.ThreadPoolExecutor(
-                max_workers=max(1, min(16, len(hosts)))) as pool:
-            return list(pool.map(
-                lambda name: self._discover_one(context, name), hosts))
-
-    def _discover_one(self, context, host):
-        before = driver_admin.snapshot(context, host)
-        entry = {'host': host, 'error': None}
-        try:
-            agent_rpcapi.reached(host, self.agent_api.discover, context,
-                                    host)
-        except exception.CyborgException as exc:
-            entry['error'] = str(exc)
-        entry.update(driver_admin.changes(
-            before, driver_admin.snapshot(context, host)))
-        return entry
-
-
-#: What a host name may be: what Nova and Placement accept, without
-#: whitespace or control characters.
-_HOST = re.compile(r'^[^\s\x00-\x1f\x7f/]{1,255}$')
-
-
-def _check_host(host, named=None):
-    """Turn away a report from a host whose name is not one, or that names
-    another host than the one it is sent as."""
-    if not isinstance(host, str) or not _HOST.match(host):
-        LOG.warning('Ignoring a report from an invalid host name %r', host)
-        raise exception.Invalid(reason='invalid host name %r' % (host,))
-    if named is not None and named != host:
-        LOG.warning('Ignoring a report of host %s sent as host %s', named,
-                    host)
-        raise exception.Invalid(
-            reason='report of host %s sent as %s' % (named, host))
-
-
-def _details(report):
-    return {name: report.get(name)
-            for name in ('version', 'rpc_version', 'drivers',
-                         'available_drivers', 'report_interval')}
+        return driver_admin.discover(context, host, self.agent_api)

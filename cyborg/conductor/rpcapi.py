@@ -22,7 +22,8 @@ def for_api():
     """The client the REST API calls the conductor with: a call that names
     no longer timeout waits ``[api] rpc_timeout``, and an unreachable
     broker fails it instead of blocking (both end in a 503)."""
-    return ConductorAPI(timeout=CONF.api.rpc_timeout, retry=API_RETRY)
+    return ConductorAPI(timeout=CONF.api.rpc_timeout, retry=API_RETRY,
+                        reply_wait=CONF.api.rpc_timeout)
 
 
 class ConductorAPI:
@@ -48,6 +49,8 @@ class ConductorAPI:
       discover_services.
     * 1.7 - invalidate_lists (fanout): a conductor wrote to the tables
       whose lists the conductors cache.
+    * 1.8 - the Accelerator object (1.0); /v1 answers are still its view
+      dicts, so nothing sent or answered changes.
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -55,12 +58,15 @@ class ConductorAPI:
     the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
-    RPC_API_VERSION = '1.7'
+    RPC_API_VERSION = '1.8'
 
-    def __init__(self, topic=None, timeout=None, retry=None):
+    def __init__(self, topic=None, timeout=None, retry=None,
+                 reply_wait=None):
         """:param timeout, retry: what a call that names no timeout waits
             for an answer, and how often a send reconnects to the broker
-            (see for_api()); None: the transport's defaults."""
+            (see for_api()); None: the transport's defaults.
+        :param reply_wait: how long a call waits for the process's reply
+            queue (rpc.get_client()); None: without a bound."""
         target = messaging.Target(topic=topic or CONF.conductor.topic,
                                   version='1.0')
         cap = upgrade_levels.version_cap('conductor', self.RPC_API_VERSION)
@@ -68,7 +74,8 @@ class ConductorAPI:
         self.object_versions = upgrade_levels.object_pins()
         self.client = rpc.get_client(target, version_cap=cap,
                                      object_versions=self.object_versions,
-                                     timeout=timeout, retry=retry)
+                                     timeout=timeout, retry=retry,
+                                     reply_wait=reply_wait)
 
     def _prepare(self, version, action, **kwargs):
         """A call context at ``version``.

@@ -1,5 +1,8 @@
 """Adopting the ARQ work of conductors that stopped heartbeating."""
 
+import contextlib
+import threading
+
 from oslo_config import cfg
 from oslo_log import log as logging
 
@@ -9,6 +12,27 @@ from cyborg.db import ownership
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
+
+# NOTE(takeover): (conductor host, ARQ uuid) of the work this process is
+# doing now; a conductor resuming its own stalled work skips these, and
+# two paths (a late cast, the periodic resume) never do one ARQ at once.
+_IN_FLIGHT = set()
+_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def holding(host, uuids):
+    """Mark ``uuids`` in flight for conductor ``host``; yields those no
+    other thread of this process is working on."""
+    with _LOCK:
+        mine = [uuid for uuid in dict.fromkeys(uuids)
+                if (host, uuid) not in _IN_FLIGHT]
+        _IN_FLIGHT.update((host, uuid) for uuid in mine)
+    try:
+        yield mine
+    finally:
+        with _LOCK:
+            _IN_FLIGHT.difference_update((host, uuid) for uuid in mine)
 
 
 def _unowned_after():
@@ -31,7 +55,7 @@ def adopt(context, conductor, binary, at_start=False):
     found = ownership.orphaned(
         context, binary, CONF.conductor.takeover_after, unowned_after,
         mine=conductor.host if at_start else None)
-    binds, unbinds = [], []
+    binds, unbinds, resolved = [], [], []
     for uuid, owner, state in found:
         if not ownership.take(context, uuid, owner, conductor.host,
                               unowned_after):
@@ -39,17 +63,63 @@ def adopt(context, conductor, binary, at_start=False):
             # owner finished it meanwhile.
             continue
         LOG.warning('Took over the %s of ARQ %s from conductor %s, which '
-                    'stopped', 'bind' if state == states.ARQ_BIND_STARTED
-                    else 'unbind', uuid, owner or '(unknown)')
-        if state == states.ARQ_BIND_STARTED:
-            binds.append(uuid)
-        else:
-            unbinds.append(uuid)
+                    'stopped', _WORK.get(state, 'event to Nova'), uuid,
+                    owner or '(unknown)')
+        _sort(uuid, state, binds, unbinds, resolved)
+    _finish(context, conductor, binds, unbinds, resolved)
+    return binds + unbinds + resolved
+
+
+_WORK = {states.ARQ_BIND_STARTED: 'bind', states.ARQ_UNBOUND: 'unbind'}
+
+
+def _sort(uuid, state, binds, unbinds, resolved):
+    if state == states.ARQ_BIND_STARTED:
+        binds.append(uuid)
+    elif state == states.ARQ_UNBOUND:
+        unbinds.append(uuid)
+    else:
+        resolved.append(uuid)
+
+
+def _finish(context, conductor, binds, unbinds, resolved):
     for uuid in unbinds:
         finish_unbind(context, [uuid], conductor)
     if binds:
         conductor.finish_binds(context, binds)
-    return binds + unbinds
+    if resolved:
+        announce(context, resolved, conductor)
+
+
+def resume(context, conductor):
+    """Finish this conductor's own work that stalled: a bind whose cast
+    or transaction an outage lost, an unbind cut short, an event Nova was
+    not sent. What this process is doing now is left alone.
+
+    :returns: the uuids resumed.
+    """
+    found = [(uuid, state) for uuid, state in ownership.stalled(
+        context, conductor.host, CONF.conductor.takeover_after)
+        if (conductor.host, uuid) not in _IN_FLIGHT]
+    if not found:
+        return []
+    LOG.warning('Resuming %d ARQ operations of this conductor that did '
+                'not finish', len(found))
+    binds, unbinds, resolved = [], [], []
+    for uuid, state in found:
+        _sort(uuid, state, binds, unbinds, resolved)
+    _finish(context, conductor, binds, unbinds, resolved)
+    return [uuid for uuid, _state in found]
+
+
+def announce(context, uuids, conductor):
+    """Send Nova the events of resolved binds this conductor holds, then
+    let them go."""
+    results = ownership.resolved(context, uuids, conductor.host)
+    if results:
+        heard = conductor.tell_nova(results)
+        told(context, heard, [u for u in results if u not in heard],
+             conductor.host)
 
 
 def finish_unbind(context, uuids, conductor, released=None):
@@ -57,11 +127,14 @@ def finish_unbind(context, uuids, conductor, released=None):
 
     :param released: the handles to release, when the caller has them.
     """
-    if released is None:
-        released = [handle for uuid in uuids for handle in
-                    ownership.unbind_job(context, uuid, conductor.host)]
-    hostwork.release(context, released, conductor.agent_api)
-    ownership.finish_unbind(context, uuids, conductor.host)
+    with holding(conductor.host, uuids) as mine:
+        if not mine:
+            return
+        if released is None:
+            released = [handle for uuid in mine for handle in
+                        ownership.unbind_job(context, uuid, conductor.host)]
+        hostwork.release(context, released, conductor.agent_api)
+        ownership.finish_unbind(context, mine, conductor.host)
 
 
 def holds(context, job, host):
@@ -70,3 +143,10 @@ def holds(context, job, host):
     if job['owner'] is None:
         return ownership.claim(context, job['uuid'], host)
     return job['owner'] == host
+
+
+def told(context, heard, unheard, host):
+    """Nova has the events of ``heard``: conductor ``host`` lets them go;
+    ``unheard`` are sent again after ``[conductor] takeover_after``."""
+    ownership.told(context, heard, host)
+    ownership.retry_later(context, unheard, host)

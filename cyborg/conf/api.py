@@ -59,8 +59,10 @@ opts = [
              'rpc_response_timeout. Requests that wait for an agent '
              '(programming, driver installation, activation) keep their '
              'own, longer, timeouts. A message broker that cannot be '
-             'reached fails a request at once (after one reconnection), '
-             'whatever this says.'),
+             'reached fails a request at once (after one reconnection, '
+             'about 2 to 4 seconds), whatever this says; an API that has '
+             'not reached the broker since it started answers 503 after '
+             'this many seconds.'),
     cfg.ListOpt(
         'binding_service_roles',
         default=['service'],

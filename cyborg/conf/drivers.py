@@ -22,6 +22,24 @@ fake_opts = [
         max=1024,
         help='Number of assignable accelerators (attach handles) on each '
              'simulated device.'),
+    cfg.StrOpt(
+        'attach_type',
+        default='TEST_PCI',
+        choices=[('TEST_PCI', 'Handles need nothing on the host at bind.'),
+                 ('MDEV', 'Handles are prepared at bind and released at '
+                          'unbind, as mediated devices are; the fake '
+                          'driver creates none, it only takes '
+                          'prepare_delay.')],
+        help='Attach type of the simulated handles.'),
+    cfg.FloatOpt(
+        'prepare_delay',
+        default=0.0,
+        min=0.0,
+        max=600.0,
+        help='Seconds the fake driver takes to prepare an MDEV handle (see '
+             'attach_type) at bind, as a real driver creating a mediated '
+             'device does. For tests that must catch a bind half-way '
+             '(killing the conductor that runs it); 0 is at once.'),
 ]
 
 

@@ -12,11 +12,18 @@ from cyborg.db.session import main
 
 _ARQ = models.AcceleratorRequest
 
-#: ARQs with work in flight: a bind, or an unbind whose handle is still
-#: to be released on its host (the ARQ keeps the handle until then).
+#: Bound or failed binds whose owner has still to tell Nova.
+_RESOLVED = (states.ARQ_BOUND, states.ARQ_BIND_FAILED)
+
+#: ARQs with work in flight: a bind, an unbind whose handle is still to
+#: be released on its host (the ARQ keeps the handle until then), or a
+#: resolved bind whose event Nova has not been sent (the owner stays
+#: until it is, so that a conductor dying in between loses no event).
 _PENDING = sa.or_(_ARQ.state == states.ARQ_BIND_STARTED,
                   sa.and_(_ARQ.state == states.ARQ_UNBOUND,
-                          _ARQ.attach_handle_id.is_not(None)))
+                          _ARQ.attach_handle_id.is_not(None)),
+                  sa.and_(_ARQ.state.in_(_RESOLVED),
+                          _ARQ.owner.is_not(None)))
 
 
 def _now():
@@ -141,3 +148,62 @@ def finish_unbind(context, uuids, owner):
                 .values(in_use=False))
         row.attach_handle_id = row.owner = row.taken_at = None
         row.updated_at = _now()
+
+
+@main.reader
+def stalled(context, owner, older_than, limit=100):
+    """Work ``owner`` took more than ``older_than`` seconds ago and still
+    holds: a bind or unbind whose message or transaction was lost (a
+    database or broker outage), or an event still to send.
+
+    :returns: ``[(uuid, state)]``, oldest first.
+    """
+    rows = context.session.execute(
+        sa.select(_ARQ.uuid, _ARQ.state)
+        .where(_ARQ.owner == owner, _PENDING,
+               _ARQ.taken_at < _ago(older_than))
+        .order_by(_ARQ.id).limit(limit)).all()
+    return [tuple(row) for row in rows]
+
+
+@main.reader
+def resolved(context, uuids, owner):
+    """``{uuid: (instance, state)}`` of the resolved binds ``owner``
+    still has to tell Nova of."""
+    if not uuids:
+        return {}
+    rows = context.session.execute(
+        sa.select(_ARQ.uuid, _ARQ.instance_uuid, _ARQ.state)
+        .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
+               _ARQ.state.in_(_RESOLVED))).all()
+    return {uuid: (instance, state) for uuid, instance, state in rows}
+
+
+@session.retry_on_conflict
+@main.writer
+def told(context, uuids, owner):
+    """Nova has been sent the events of these resolved binds: ``owner``
+    lets them go."""
+    if not uuids:
+        return
+    context.session.execute(
+        sa.update(_ARQ)
+        .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
+               _ARQ.state.in_(_RESOLVED))
+        .values(owner=None, taken_at=None)
+        .execution_options(synchronize_session=False))
+
+
+@session.retry_on_conflict
+@main.writer
+def retry_later(context, uuids, owner):
+    """Nova did not take these events: ``owner`` sends them again once
+    ``[conductor] takeover_after`` has passed from now."""
+    if not uuids:
+        return
+    context.session.execute(
+        sa.update(_ARQ)
+        .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
+               _ARQ.state.in_(_RESOLVED))
+        .values(taken_at=_now())
+        .execution_options(synchronize_session=False))

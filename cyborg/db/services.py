@@ -9,7 +9,11 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg.db import models
+from cyborg.db import session
 from cyborg.db.session import main
+
+#: The binary agents record their liveness and reports under.
+AGENT_BINARY = 'cyborg-agent'
 
 
 def _now():
@@ -92,6 +96,10 @@ def agent_generations(context, binary, hosts):
                models.Service.host.in_(sorted(hosts)))).all())
 
 
+# NOTE(services): conductors record batches of agents at once; on MariaDB
+# two batches can deadlock on the rows they share, and the loser runs
+# again.
+@session.retry_on_conflict
 @main.writer
 def agent_heartbeats(context, binary, generations):
     """Liveness of many agents whose inventory did not change.

@@ -1,13 +1,16 @@
 """A driver that reports simulated FPGA devices without any hardware."""
 
 import re
+import time
 
 from oslo_config import cfg
+from oslo_log import log as logging
 
 from cyborg.drivers import base
 from cyborg.drivers import report
 
 CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r'[^A-Za-z0-9_-]')
 
@@ -33,7 +36,7 @@ class FakeDriver(base.AcceleratorDriver):
             suffix = '' if index == 0 else str(index)
             handles = [
                 report.AttachHandle(
-                    attach_type='TEST_PCI',
+                    attach_type=CONF.fake_driver.attach_type,
                     attach_info={'domain': '0000', 'bus': bus,
                                  'device': '%02x' % (slot // 8),
                                  'function': str(slot % 8)})
@@ -58,3 +61,15 @@ class FakeDriver(base.AcceleratorDriver):
                 driver_name=self.name,
                 services=['fpga.function:fake']))
         return devices
+
+    def prepare_handle(self, attach_type, attach_info, handle_uuid):
+        """Take ``[fake_driver] prepare_delay``; no mdev is created."""
+        # NOTE(fake): the delay lets a test kill the conductor of a bind
+        # while the host-side work is still going on.
+        LOG.info('Preparing handle %s takes %.1f s', handle_uuid,
+                 CONF.fake_driver.prepare_delay)
+        time.sleep(CONF.fake_driver.prepare_delay)
+
+    def release_handle(self, attach_type, attach_info, handle_uuid):
+        """Nothing to remove: prepare_handle created nothing."""
+        LOG.info('Releasing handle %s', handle_uuid)

@@ -6,6 +6,7 @@ def register_all():
     """Import every object module so the registry knows each class."""
     # NOTE(objects): imported here, not at package import, so that importing
     # cyborg.objects.base alone has no side effects.
+    __import__('cyborg.objects.accelerator')
     __import__('cyborg.objects.arq')
     __import__('cyborg.objects.attach_handle')
     __import__('cyborg.objects.attribute')

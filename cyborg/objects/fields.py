@@ -51,3 +51,18 @@ class ARQStateField(fields.BaseEnumField):
 
 
 DictOfNullableStringsField = fields.DictOfNullableStringsField
+
+
+class JSONDict(fields.FieldType):
+    """A dict whose values may be anything JSON holds (nested included)."""
+
+    @staticmethod
+    def coerce(obj, attr, value):
+        if not isinstance(value, dict):
+            raise ValueError('A dict is required in field %s, not a %s'
+                             % (attr, type(value).__name__))
+        return dict(value)
+
+
+class FlexibleDictField(fields.AutoTypedField):
+    AUTO_TYPE = JSONDict()

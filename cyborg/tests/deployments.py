@@ -15,6 +15,7 @@ import requests
 from cyborg import embedded_placement
 from cyborg.tests import backends
 from cyborg.tests import processes
+from cyborg.tests import tcp_proxy
 
 TIMEOUT = 60
 KINDS = ('all-in-one', 'services')
@@ -73,6 +74,16 @@ class Deployment:
         self.procs = procs
         self.conductor = conductor
         self.token = token
+        #: Every conductor process; services() may start several.
+        self.conductors = [conductor]
+        #: services(proxied=True)'s TcpProxy of 'database' and 'transport'.
+        self.proxies = {}
+        #: The database URL without any proxy (what a test inspects).
+        self.db_url = None
+
+    def process(self, name):
+        """The process called ``name`` (cyborg-api, cyborg-agent...)."""
+        return next(p for p in self.procs if p.name == name)
 
     def headers(self):
         """The headers that get a request past the API's authentication."""
@@ -178,7 +189,8 @@ def all_in_one_behind_keystone(tmp_path, keystone, sections=None):
 
 
 @contextlib.contextmanager
-def services(tmp_path, handles=4, devices=1, sections=None):
+def services(tmp_path, handles=4, devices=1, sections=None, conductors=1,
+             proxied=False):
     """cyborg-api, cyborg-conductor and cyborg-agent as processes.
 
     They talk over a RabbitMQ vhost of their own, with a MariaDB database
@@ -186,11 +198,26 @@ def services(tmp_path, handles=4, devices=1, sections=None):
     runs the fake driver with ``devices`` devices of ``handles`` handles.
 
     :param sections: sections every service's configuration file gets.
+    :param conductors: how many conductors run (ctl-1, ctl-2...); the
+        second one's process is called cyborg-conductor-2, and so on.
+    :param proxied: the services reach the database and RabbitMQ through
+        the Deployment's ``proxies`` (tcp_proxy.TcpProxy), which a test
+        cuts to simulate an outage; Placement's database is not proxied.
     """
     host = 'node-%s' % uuid.uuid4().hex[:8]
     with backends.temp_database('mysql') as db_url, \
             backends.temp_database('mysql') as placement_db, \
-            backends.temp_rabbit_vhost() as transport_url:
+            backends.temp_rabbit_vhost() as transport_url, \
+            contextlib.ExitStack() as proxy_stack:
+        proxies = {}
+        direct_db_url = db_url
+        if proxied:
+            proxies['database'] = proxy_stack.enter_context(
+                tcp_proxy.TcpProxy((backends.HOST, backends.MYSQL_PORT)))
+            proxies['transport'] = proxy_stack.enter_context(
+                tcp_proxy.TcpProxy((backends.HOST, backends.RABBITMQ_PORT)))
+            db_url = proxies['database'].url_for(db_url)
+            transport_url = proxies['transport'].url_for(transport_url)
         placement = PlacementProcess(placement_db, host, tmp_path)
         procs = [placement]
         try:
@@ -207,20 +234,41 @@ def services(tmp_path, handles=4, devices=1, sections=None):
             procs += [processes.Process(name, confs[name], tmp_path)
                       for name in ('cyborg-conductor', 'cyborg-api')]
             conductor = procs[1]
+            others = [_another_conductor(confs['cyborg-conductor'], index,
+                                         tmp_path)
+                      for index in range(2, conductors + 1)]
+            procs += others
             placement.wait_listening()
             # NOTE(tests): an agent report sent before the conductor
             # listens waits out the RPC timeout.
-            processes.wait_for(lambda: 'started on host' in conductor.log(),
-                               TIMEOUT, interval=0.05,
-                               what='the conductor to listen')
+            for proc in [conductor] + others:
+                processes.wait_for(
+                    lambda proc=proc: 'started on host' in proc.log(),
+                    TIMEOUT, interval=0.05, what='%s to listen' % proc.name)
             procs.append(processes.Process(
                 'cyborg-agent', confs['cyborg-agent'], tmp_path))
             found = Deployment('http://127.0.0.1:%d' % port, placement.url,
                                host, procs, conductor)
+            found.conductors += others
+            found.proxies = proxies
+            found.db_url = direct_db_url
             found.wait_ready()
             yield found
         finally:
             _stop(procs)
+
+
+def _another_conductor(conf, index, log_dir):
+    """Conductor ``ctl-<index>`` with ``conf`` otherwise."""
+    with open(conf) as handle:
+        text = handle.read()
+    path = str(conf).replace('.conf', '-%d.conf' % index)
+    with open(path, 'w') as handle:
+        handle.write(text.replace('host = ctl-1', 'host = ctl-%d' % index))
+    return processes.Process(
+        'cyborg-conductor-%d' % index, path, log_dir,
+        command=[processes.script('cyborg-conductor'), '--config-file',
+                 path])
 
 
 def start(kind, tmp_path, **options):

@@ -288,10 +288,19 @@ class Stack:
     :param hosts: compute node names whose root providers are created in
         Placement, as Nova's compute service would.
     :param placement_workers: Placement processes serving one port.
+    :param db_url: Cyborg's database, when the caller owns its server (a
+        new database on the shared MariaDB server otherwise).
+    :param transport_url: the same for RabbitMQ (a new vhost otherwise).
+    :param sections: {section: {option: value}} every service's
+        configuration file gets besides its own.
     """
 
-    def __init__(self, workdir, hosts, conductors, log, placement_workers=1):
+    def __init__(self, workdir, hosts, conductors, log, placement_workers=1,
+                 db_url=None, transport_url=None, sections=None):
         self.workdir = workdir
+        self.db_url = db_url
+        self.transport_url = transport_url
+        self.sections = sections or {}
         self.hosts = hosts
         self.conductor_count = conductors
         self.placement_workers = placement_workers
@@ -313,9 +322,11 @@ class Stack:
 
     def _start(self):
         enter = self._exit.enter_context
-        self.db_url = enter(backends.temp_database('mysql'))
+        if self.db_url is None:
+            self.db_url = enter(backends.temp_database('mysql'))
         self.placement_db = enter(backends.temp_database('postgresql'))
-        self.transport_url = enter(backends.temp_rabbit_vhost())
+        if self.transport_url is None:
+            self.transport_url = enter(backends.temp_rabbit_vhost())
         self.placement = deployments.PlacementProcess(
             self.placement_db, self.hosts[0], self.workdir,
             reuse_port=self.placement_workers > 1)
@@ -384,6 +395,10 @@ class Stack:
             files['conductor-%d' % index] = {
                 'DEFAULT': dict(common, host='bench-ctl-%d' % index),
                 'database': {'connection': self.db_url}}
+        for sections in files.values():
+            for section, options in self.sections.items():
+                sections[section] = dict(sections.get(section, {}),
+                                         **options)
         return {name: processes.write_config(
             os.path.join(self.workdir, '%s.conf' % name), sections)
             for name, sections in files.items()}

@@ -412,9 +412,9 @@ def _stop_on_sigterm(_signo, _frame):
     raise KeyboardInterrupt
 
 
-def main():
-    args = parse_args()
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+def configure_agents(concurrency):
+    """This process's options and RPC, as the in-process agents need them.
+    """
     rpc.set_defaults()
     CONF([], project='cyborg', default_config_files=[])
     rpc.register_opts(CONF)
@@ -434,9 +434,15 @@ def main():
     from oslo_messaging import opts as messaging_opts
     CONF.register_opts(dict(messaging_opts.list_opts())[RABBIT],
                        group=RABBIT)
-    CONF.set_override('rpc_conn_pool_size', max(30, args.concurrency),
+    CONF.set_override('rpc_conn_pool_size', max(30, concurrency),
                       group=RABBIT)
     logging.getLogger().setLevel(logging.WARNING)
+
+
+def main():
+    args = parse_args()
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    configure_agents(args.concurrency)
 
     results, failed = [], False
     try:

@@ -1,5 +1,8 @@
 """The in-process benchmarks of tools/bench run at a tiny size, so they
-cannot rot: each must finish, say what it measured and meet its checks."""
+cannot rot: each must finish, say what it measured and meet its checks.
+
+Those that start real services run in the functional suite instead:
+bootstorm.py (test_bootstorm.py) and chaos.py (test_chaos.py)."""
 
 import os
 import re

@@ -30,7 +30,7 @@ DB_FREE = ('cyborg.api', 'cyborg.agent', 'cyborg.objects', 'cyborg.drivers',
 
 @pytest.fixture(scope='module')
 def graph():
-    return grimp.build_graph('cyborg')
+    return grimp.build_graph('cyborg', cache_dir=None)
 
 
 def direct_db_importers(graph):
@@ -79,3 +79,40 @@ def test_checks_catch_a_violation(graph):
     finally:
         graph.remove_import(importer='cyborg.api.controllers.v2.devices',
                             imported='cyborg.db.api')
+
+
+# The conductor orchestrates; SQL and the models stay in cyborg.db.
+SQL_MODULES = ('sqlalchemy', 'cyborg.db.models', 'cyborg.db.session')
+
+
+def conductor_sql_importers(graph):
+    """(conductor module, SQL module) pairs of direct imports."""
+    found = set()
+    for module in graph.find_descendants('cyborg.conductor'):
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported.split('.')[0] == 'sqlalchemy':
+                imported = 'sqlalchemy'
+            if imported in SQL_MODULES:
+                found.add((module, imported))
+    return found
+
+
+@pytest.fixture(scope='module')
+def full_graph():
+    return grimp.build_graph('cyborg', include_external_packages=True,
+                              cache_dir=None)
+
+
+def test_the_conductor_writes_no_sql(full_graph):
+    assert conductor_sql_importers(full_graph) == set()
+
+
+def test_sql_check_catches_a_violation(full_graph):
+    full_graph.add_import(importer='cyborg.conductor.binding',
+                          imported='cyborg.db.models')
+    try:
+        assert conductor_sql_importers(full_graph) == {
+            ('cyborg.conductor.binding', 'cyborg.db.models')}
+    finally:
+        full_graph.remove_import(importer='cyborg.conductor.binding',
+                                 imported='cyborg.db.models')

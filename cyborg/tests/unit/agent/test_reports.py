@@ -6,6 +6,7 @@ import json
 import oslo_messaging as messaging
 import sqlalchemy as sa
 
+from cyborg import exception
 from cyborg.db import models
 from cyborg.tests.sqlcount import StatementCounter
 
@@ -66,6 +67,26 @@ def test_outage_loses_nothing_and_sends_nothing_twice(stack, db, override):
     assert agent.report() is None
     assert len(sent) == 1 and len(sent[0]['changed']) == 1
     assert _device_count(db) == 2 and agent.cache.generation == 2
+
+
+def test_a_conductor_without_its_database_is_waited_for(stack, db,
+                                                        caplog):
+    agent = stack()
+    agent.report()
+
+    def no_database(*args, **kwargs):
+        # NOTE(tests): str() of a rebuilt remote error holds its traceback.
+        exc = exception.DatabaseUnavailable(reason='retry later')
+        exc.__class__ = type('DatabaseUnavailable_Remote',
+                             (exception.DatabaseUnavailable,),
+                             {'__str__': lambda self: 'Traceback (...)'})
+        raise exc
+
+    agent.conductor.agent_heartbeat = no_database
+    assert agent.report() == 1
+    assert agent.report() == 2
+    assert 'The database is unavailable: retry later' in caplog.text
+    assert 'Traceback' not in caplog.text
 
 
 def test_restart_keeps_the_generation(stack, db):

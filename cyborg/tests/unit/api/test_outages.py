@@ -51,8 +51,8 @@ def failing(monkeypatch):
     """Make ConductorAPI.<name> raise; record the client's bounds."""
     made = []
 
-    def init(self, topic=None, timeout=None, retry=None):
-        made.append((timeout, retry))
+    def init(self, topic=None, timeout=None, retry=None, reply_wait=None):
+        made.append((timeout, retry, reply_wait))
 
     monkeypatch.setattr(rpcapi.ConductorAPI, '__init__', init)
 
@@ -93,7 +93,7 @@ def test_outage_is_503_with_retry_after(api, failing, override, route,
     assert words in found['faultstring']
     assert 'Traceback' not in response.text
     # the API's client is bounded by [api] rpc_timeout and a retry count
-    assert failing.made == [(7, rpcapi.API_RETRY)]
+    assert failing.made == [(7, rpcapi.API_RETRY, 7)]
 
 
 def test_object_indirection_uses_the_api_client(api, monkeypatch):
@@ -104,7 +104,8 @@ def test_object_indirection_uses_the_api_client(api, monkeypatch):
     clients = [indirection.ConductorIndirectionAPI(rpcapi.for_api),
                indirection.ConductorIndirectionAPI()]
     assert all(client._conductor is not None for client in clients)
-    assert made == [{'timeout': 10, 'retry': rpcapi.API_RETRY}, {}]
+    assert made == [{'timeout': 10, 'retry': rpcapi.API_RETRY,
+                     'reply_wait': 10}, {}]
 
 
 def test_other_errors_get_no_retry_after(api):

@@ -9,6 +9,7 @@ from cyborg.objects import base
 # line to its version history and, for a new field, handle it in
 # obj_make_compatible; then put the new fingerprint here.
 EXPECTED = {
+    'Accelerator': '1.0-c3200cef36715ea6588630e221c9d974',
     'AcceleratorRequest': '1.0-a7de19c7ce2891d8b0ca45e7fd3499cb',
     'AttachHandle': '1.0-7403546dab7be1c9a01d6575184878ac',
     'Attribute': '1.0-dcddda2b95da6859965dbd1873716452',
@@ -51,3 +52,18 @@ def test_service_backports_to_1_1(ctx):
                           version='2025.1', rpc_version='1.4')
     data = svc.obj_to_primitive(target_version='1.1')['cyborg_object.data']
     assert 'rpc_version' not in data and data['version'] == '2025.1'
+
+
+def test_accelerator_view_round_trips(ctx):
+    from cyborg.objects import accelerator
+    view = {'uuid': 'a2f3b6a4-6c1e-4c55-9d7e-1f1b2f0a9b01', 'name': 'acc',
+            'host': None, 'deployable_uuid': None, 'device_uuid': None,
+            'created_at': '2026-01-01T00:00:00', 'updated_at': None,
+            'acc_specs': {'remote': 1, 'num': 1, 'device_type': None,
+                          'acc_capability': {'traits': ['CUSTOM_A']}},
+            'revision': 3,
+            'attachments': [{'type': 'host', 'state': 'attached',
+                             'via': 'v1', 'host': 'node1'}]}
+    obj = accelerator.Accelerator.from_view(ctx, view)
+    assert obj.as_view() == view
+    assert not obj.obj_what_changed()

@@ -1,0 +1,45 @@
+"""Queries on devices beyond create/read/update/delete: status changes."""
+
+import datetime
+
+import sqlalchemy as sa
+
+from cyborg import exception
+from cyborg import states
+from cyborg.db import models
+from cyborg.db.session import main
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+@main.writer
+def swap_status(context, uuid, expected, status, reason=None):
+    """Compare-and-swap a device's status; returns whether it swapped.
+
+    :raises DeviceStateConflict: ``states.DEVICE_TRANSITIONS`` forbids the
+        change.
+    """
+    allowed = states.DEVICE_TRANSITIONS.get(expected, set())
+    if status not in allowed:
+        raise exception.DeviceStateConflict(uuid=uuid, status=expected,
+                                            expected='allowed', action=status)
+    return bool(context.session.execute(
+        sa.update(models.Device)
+        .where(models.Device.uuid == uuid, models.Device.status == expected)
+        .values(status=status, status_reason=reason,
+                updated_at=_now())).rowcount)
+
+
+@main.writer
+def reset_activations(context, older_than):
+    """Set back to inactive the devices activating for over ``older_than``
+    seconds; returns how many."""
+    cutoff = _now() - datetime.timedelta(seconds=older_than)
+    return context.session.execute(
+        sa.update(models.Device)
+        .where(models.Device.status == states.DEVICE_ACTIVATING,
+               models.Device.updated_at < cutoff)
+        .values(status=states.DEVICE_INACTIVE, status_reason=None,
+                updated_at=_now())).rowcount

@@ -1,0 +1,56 @@
+"""Whether a database error means the database cannot be reached."""
+
+from oslo_db import exception as db_exc
+from sqlalchemy import exc as sa_exc
+
+from cyborg import exception
+
+# NOTE(db): what drivers say when the server went away mid-session or
+# cannot be reached; oslo.db translates most of them to DBConnectionError,
+# these catch the ones it leaves as a plain OperationalError or DBError.
+_LOST_MARKERS = (
+    "can't connect", 'lost connection', 'server has gone away',
+    'connection refused', 'could not connect', 'server closed the '
+    'connection', 'connection already closed', 'connection is closed',
+    'terminating connection', 'connection reset', 'broken pipe',
+    'no route to host', 'connection timed out', 'timeout expired',
+    'connection to server', 'connection was killed',
+)
+
+
+def _causes(exc):
+    """exc, then what it wraps or was raised from, each once."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = (getattr(exc, 'inner_exception', None) or exc.__cause__ or
+               exc.__context__)
+
+
+def is_connection_error(exc):
+    """Whether ``exc`` means the database cannot be reached at all."""
+    for cause in _causes(exc):
+        if isinstance(cause, (db_exc.DBConnectionError,
+                              exception.DatabaseUnavailable)):
+            return True
+        if isinstance(cause, sa_exc.DBAPIError) and \
+                cause.connection_invalidated:
+            return True
+        if isinstance(cause, (sa_exc.InterfaceError,
+                              sa_exc.DisconnectionError)):
+            return True
+        if isinstance(cause, (sa_exc.OperationalError, db_exc.DBError)):
+            text = str(cause).lower()
+            if any(marker in text for marker in _LOST_MARKERS):
+                return True
+    return False
+
+
+def reason(exc):
+    """The first line of what the driver said, for the log."""
+    for cause in _causes(exc):
+        text = str(cause).strip()
+        if text and not isinstance(cause, exception.DatabaseUnavailable):
+            return text.splitlines()[0][:200]
+    return type(exc).__name__

@@ -1,0 +1,334 @@
+"""Private MariaDB and RabbitMQ servers the chaos bench restarts, and probes.
+
+The machine's own MariaDB, RabbitMQ and PostgreSQL serve other jobs: the
+bench never stops them. The servers it restarts are its own, started from
+a temporary directory on free ports and removed with it.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import psycopg2
+import pymysql
+from sqlalchemy.engine import make_url
+
+from cyborg.tests import processes
+
+START_TIMEOUT = 120
+_RABBIT_BIN = '/usr/lib/rabbitmq/bin'
+
+
+def _binary(name):
+    # NOTE(bench): Debian's /usr/sbin/rabbitmq-* wrappers switch to the
+    # rabbitmq user, whose environment would name the shared node.
+    path = os.path.join(_RABBIT_BIN, name)
+    return path if os.path.exists(path) else shutil.which(name) or name
+
+
+class PrivateMariaDB:
+    """A mariadbd of the bench's own, with one database ``cyborg``."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, 'mariadb')
+        self.port = processes.free_port()
+        self.url = ('mysql+pymysql://root@127.0.0.1:%d/cyborg?charset=utf8mb4'
+                    % self.port)
+        self.log_path = os.path.join(workdir, 'mariadb.log')
+        self.proc = None
+
+    def __enter__(self):
+        os.makedirs(self.dir)
+        installed = subprocess.run(
+            [shutil.which('mariadb-install-db') or 'mysql_install_db',
+             '--no-defaults', '--datadir=' + os.path.join(self.dir, 'data'),
+             '--auth-root-authentication-method=normal', '--user=root',
+             '--skip-test-db'], capture_output=True, text=True, timeout=120)
+        if installed.returncode != 0:
+            raise RuntimeError('mariadb-install-db failed: %s'
+                               % installed.stderr[-2000:])
+        try:
+            self.start()
+            conn = self.connect(None)
+            with conn.cursor() as cursor:
+                cursor.execute('CREATE DATABASE cyborg CHARACTER SET utf8mb4')
+            conn.close()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def start(self):
+        with open(self.log_path, 'a') as log:
+            self.proc = subprocess.Popen(
+                [shutil.which('mariadbd') or 'mysqld', '--no-defaults',
+                 '--datadir=' + os.path.join(self.dir, 'data'),
+                 '--socket=' + os.path.join(self.dir, 'sock'),
+                 '--pid-file=' + os.path.join(self.dir, 'pid'),
+                 '--port=%d' % self.port, '--bind-address=127.0.0.1',
+                 '--user=root', '--skip-log-bin', '--max-connections=1000',
+                 '--innodb-buffer-pool-size=128M'],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        processes.wait_for(self._answers, START_TIMEOUT, interval=0.1,
+                           what='the private MariaDB')
+
+    def _answers(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError('mariadbd exited %s; see %s' % (
+                self.proc.returncode, self.log_path))
+        try:
+            self.connect(None).close()
+        except pymysql.MySQLError:
+            return False
+        return True
+
+    def connect(self, database='cyborg'):
+        return pymysql.connect(host='127.0.0.1', port=self.port, user='root',
+                               password='', database=database,
+                               autocommit=True, charset='utf8mb4',
+                               connect_timeout=3, read_timeout=30)
+
+    def stop(self):
+        """A clean shutdown (SIGTERM), as a service manager's restart."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+
+class PrivateRabbit:
+    """A RabbitMQ node of the bench's own; guest may log in on loopback."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, 'rabbitmq')
+        self.port = processes.free_port()
+        self.node = 'chaos-%d@localhost' % os.getpid()
+        self.url = 'rabbit://guest:guest@127.0.0.1:%d/' % self.port
+        self.log_path = os.path.join(workdir, 'rabbitmq.log')
+        self.proc = None
+        self.env = None
+
+    def __enter__(self):
+        os.makedirs(os.path.join(self.dir, 'home'))
+        config = os.path.join(self.dir, 'rabbitmq.conf')
+        with open(config, 'w') as out:
+            out.write('listeners.tcp.local = 127.0.0.1:%d\n' % self.port)
+        plugins = os.path.join(self.dir, 'enabled_plugins')
+        with open(plugins, 'w') as out:
+            out.write('[].\n')
+        # NOTE(bench): a HOME of its own gives the node and rabbitmqctl one
+        # fresh Erlang cookie, whoever runs the bench.
+        self.env = dict(
+            os.environ, HOME=os.path.join(self.dir, 'home'),
+            RABBITMQ_NODENAME=self.node, RABBITMQ_CONFIG_FILE=config,
+            RABBITMQ_CONF_ENV_FILE=os.path.join(self.dir, 'env.conf'),
+            RABBITMQ_DIST_PORT=str(processes.free_port()),
+            RABBITMQ_MNESIA_BASE=os.path.join(self.dir, 'mnesia'),
+            RABBITMQ_LOG_BASE=os.path.join(self.dir, 'log'),
+            RABBITMQ_ENABLED_PLUGINS_FILE=plugins,
+            RABBITMQ_PID_FILE=os.path.join(self.dir, 'pid'))
+        open(self.env['RABBITMQ_CONF_ENV_FILE'], 'w').close()
+        try:
+            self.start()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _ctl(self, *args, timeout=60):
+        return subprocess.run([_binary('rabbitmqctl'), '-n', self.node,
+                               '-q', *args], env=self.env,
+                              capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def start(self):
+        with open(self.log_path, 'a') as log:
+            self.proc = subprocess.Popen(
+                [_binary('rabbitmq-server')], env=self.env, stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        processes.wait_for(self._started, START_TIMEOUT, interval=0.5,
+                           what='the private RabbitMQ node %s' % self.node)
+
+    def _started(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError('rabbitmq-server exited %s; see %s' % (
+                self.proc.returncode, self.log_path))
+        return self._ctl('await_startup', timeout=30).returncode == 0
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self._ctl('stop', timeout=120)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+
+class Probe:
+    """What Cyborg's database and Placement's hold, read directly.
+
+    Every method returns None while the database cannot be reached (during
+    the database restart): a probe never fails the bench by itself.
+    """
+
+    def __init__(self, db_url, placement_db):
+        self.db_url = make_url(db_url)
+        self.placement_url = make_url(placement_db)
+        self._conn = self._pg = None
+
+    def _query(self, sql, args=None):
+        try:
+            if self._conn is None:
+                self._conn = pymysql.connect(
+                    host=self.db_url.host, port=self.db_url.port,
+                    user=self.db_url.username, password='',
+                    database=self.db_url.database, autocommit=True,
+                    connect_timeout=2, read_timeout=10)
+            with self._conn.cursor() as cursor:
+                cursor.execute(sql, args)
+                return cursor.fetchall()
+        except pymysql.MySQLError:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                except pymysql.MySQLError:
+                    pass
+            self._conn = None
+            return None
+
+    def owners(self):
+        """owner -> ARQs whose work it holds (binds, and unbinds still to
+        release their handle)."""
+        rows = self._query(
+            "SELECT owner, COUNT(*) FROM accelerator_requests WHERE owner IS "
+            "NOT NULL AND (state = 'BindStarted' OR (state = 'Unbound' AND "
+            "attach_handle_id IS NOT NULL)) GROUP BY owner")
+        return None if rows is None else dict(rows)
+
+    def shared(self):
+        """Attach handles held by more than one ARQ."""
+        rows = self._query(
+            'SELECT attach_handle_id FROM accelerator_requests WHERE '
+            'attach_handle_id IS NOT NULL GROUP BY attach_handle_id HAVING '
+            'COUNT(*) > 1')
+        return None if rows is None else len(rows)
+
+    def leaked(self):
+        """Handles in use that no ARQ holds."""
+        rows = self._query(
+            'SELECT COUNT(*) FROM attach_handles h LEFT JOIN '
+            'accelerator_requests a ON a.attach_handle_id = h.id WHERE '
+            'h.in_use AND a.id IS NULL')
+        return None if rows is None else rows[0][0]
+
+    def transitional(self, unchanged_for):
+        """ARQs BindStarted or Deleting that have not changed for that many
+        seconds: (uuid, state, owner)."""
+        return self._query(
+            "SELECT uuid, state, owner FROM accelerator_requests WHERE "
+            "state IN ('BindStarted', 'Deleting') AND COALESCE(updated_at, "
+            "created_at) < UTC_TIMESTAMP() - INTERVAL %s SECOND",
+            (max(0, int(unchanged_for)),))
+
+    def arqs(self, uuids):
+        """[(uuid, state, owner, instance)] of these ARQs, for a report."""
+        rows = self._query(
+            'SELECT uuid, state, owner, instance_uuid FROM '
+            'accelerator_requests WHERE uuid IN %s', (list(uuids),))
+        return [list(row) for row in rows or ()]
+
+    def left(self):
+        """ARQs of an instance still in the database: state -> count."""
+        rows = self._query(
+            'SELECT state, COUNT(*) FROM accelerator_requests WHERE '
+            'instance_uuid IS NOT NULL GROUP BY state')
+        return None if rows is None else dict(rows)
+
+    def targets(self):
+        """[(host, provider uuid)] of every deployable in Placement."""
+        return self._query(
+            'SELECT v.hostname, d.rp_uuid FROM deployables d JOIN devices v '
+            'ON v.id = d.device_id WHERE d.rp_uuid IS NOT NULL ORDER BY '
+            'd.id')
+
+    def _wanted(self):
+        rows = self._query(
+            'SELECT d.rp_uuid, d.num_accelerators, v.status FROM deployables '
+            'd JOIN devices v ON v.id = d.device_id')
+        if rows is None or any(rp is None for rp, _n, _s in rows):
+            return None
+        # NOTE(bench): a device not ready is fully reserved; the simulated
+        # Nova claims nothing in Placement, so usages must be 0.
+        return {rp: (n, 0 if status == 'ready' else n, 0)
+                for rp, n, status in rows}
+
+    def _placement(self):
+        try:
+            if self._pg is None:
+                self._pg = psycopg2.connect(
+                    host=self.placement_url.host,
+                    port=self.placement_url.port or 5432,
+                    user=self.placement_url.username,
+                    dbname=self.placement_url.database, connect_timeout=3)
+                self._pg.autocommit = True
+            with self._pg.cursor() as cursor:
+                cursor.execute(
+                    'SELECT rp.uuid, i.total, i.reserved, (SELECT '
+                    'COALESCE(SUM(a.used), 0) FROM allocations a WHERE '
+                    'a.resource_provider_id = rp.id) FROM resource_providers '
+                    'rp LEFT JOIN inventories i ON i.resource_provider_id = '
+                    'rp.id WHERE rp.parent_provider_id IS NOT NULL')
+                return {rp: (total, reserved, int(used))
+                        for rp, total, reserved, used in cursor.fetchall()}
+        except psycopg2.Error:
+            self._pg = None
+            return None
+
+    def placement_true(self):
+        """Whether every provider's inventory and usages in Placement are
+        what Cyborg's database says, and no other provider is there."""
+        wanted = self._wanted()
+        return wanted is not None and self._placement() == wanted
+
+    def close(self):
+        for conn in (self._conn, self._pg):
+            if conn is not None:
+                conn.close()
+
+
+def log_lines(workdir):
+    """Lines written so far to every log in ``workdir`` (the services' and
+    the agents'; the private servers' are not Cyborg's)."""
+    total = 0
+    for name in os.listdir(workdir):
+        if name.endswith('.log') and name not in ('mariadb.log',
+                                                  'rabbitmq.log'):
+            with open(os.path.join(workdir, name), 'rb') as log:
+                total += sum(block.count(b'\n') for block in
+                             iter(lambda: log.read(1 << 20), b''))
+    return total
+
+
+def wait_until(predicate, timeout, interval=0.2):
+    """Seconds until predicate() was true, or None after ``timeout``."""
+    start = time.monotonic()
+    while True:
+        if predicate():
+            return time.monotonic() - start
+        if time.monotonic() - start > timeout:
+            return None
+        time.sleep(interval)
