@@ -7,19 +7,35 @@ import threading
 
 from oslo_log import log as logging
 
+from cyborg.drivers.report import DeviceKey
+
 LOG = logging.getLogger(__name__)
 
 
 def device_key(device_primitive):
-    """The identity of a reported device (as a primitive) as a string."""
+    """The identity of a reported device (as a primitive), as text."""
     path = device_primitive['controlpath']
-    return json.dumps([path['cpid_type'],
-                       json.dumps(path['cpid_info'], sort_keys=True)])
+    return DeviceKey.of(path['cpid_type'], path['cpid_info']).text()
 
 
 def key_of(device):
     """The same identity for a ``report.Device``."""
-    return json.dumps(list(device.key))
+    return device.key.text()
+
+
+def text_keys(mapping, what, path):
+    """``mapping`` with its device keys in today's text form.
+
+    NOTE(agent): files an earlier release wrote may encode keys otherwise;
+    a key that is none is dropped (and rebuilt by the next report).
+    """
+    result = {}
+    for key, value in mapping.items():
+        try:
+            result[DeviceKey.parse(key).text()] = value
+        except ValueError:
+            LOG.warning('Ignoring device key %r of %s %s', key, what, path)
+    return result
 
 
 class ReportCache:
@@ -53,7 +69,7 @@ class ReportCache:
                         self.path)
             return
         self.generation = generation
-        self.devices = devices
+        self.devices = text_keys(devices, 'report cache', self.path)
         identity = data.get('identity')
         self.identity = identity if isinstance(identity, dict) else None
 
@@ -71,7 +87,7 @@ class ReportCache:
                 current[key] = dev
         changed = [dev for key, dev in current.items()
                    if self.devices.get(key) != dev]
-        removed = [json.loads(key) for key in self.devices
+        removed = [DeviceKey.parse(key).wire() for key in self.devices
                    if key not in current]
         return changed, removed, current
 

@@ -1,69 +1,77 @@
 """The agent's provider subtree in Placement, kept true to the hardware."""
 
-import re
-
-import os_traits
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from cyborg import exception
-from cyborg import states
 from cyborg.agent import cache as report_cache
 from cyborg.clients import placement as placement_client
+from cyborg.conductor import decisions
 from cyborg.drivers import report
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
-SERVICE_TRAIT_PREFIX = 'CUSTOM_CYBORG_SERVICE_'
-_NOT_TRAIT = re.compile(r'[^A-Z0-9_]')
-_MAX_TRAIT = 255
 _WRITE_ATTEMPTS = 4
 
 
 provider_uuid = report.provider_uuid
 
 
-def service_trait(service):
-    """The trait that advertises a service a device offers."""
-    name = SERVICE_TRAIT_PREFIX + _NOT_TRAIT.sub('_', service.upper())
-    return name[:_MAX_TRAIT]
+def _text_key(key):
+    try:
+        return report.DeviceKey.parse(key).text()
+    except ValueError:
+        return None
 
 
-def _reserved(status, fault):
-    return bool(fault) or status != states.DEVICE_READY
+service_trait = decisions.service_trait
 
 
-def wanted_providers(devices, statuses, extra_traits=None, taken=None):
+def wanted_providers(devices, statuses, extra_traits=None, taken=None,
+                     decided=None):
     """What Placement should hold for the devices found on this host.
 
     :param devices: device key -> device primitive (as the report cache).
-    :param statuses: device key -> status the conductor recorded.
-    :param extra_traits: device key -> {deployable name: [traits]} that
-        operators added as attributes.
-    :param taken: device key -> deployable names attached through
-        /v1/accelerators, which the scheduler must not hand out.
+    :param decided: device key -> {deployable name: the conductor's
+        decision for its provider (``reserved``, ``traits``)}: written as
+        it is.
+    :param statuses, extra_traits, taken: device key -> status, operators'
+        traits per deployable and deployables attached through /v1, as a
+        conductor older than its decisions answers; the decision of a
+        provider it did not make is taken from these, by the conductor's
+        rules.
     :returns: provider uuid -> ``Wanted``
     """
     wanted = {}
-    extra_traits = extra_traits or {}
-    taken = taken or {}
+    decided = decided or {}
     for key, device in devices.items():
-        device_reserve = _reserved(statuses.get(key), device.get('fault'))
-        attached = set(taken.get(key) or ())
-        common = {os_traits.OWNER_CYBORG}
-        common.update(service_trait(s) for s in device.get('services', ()))
-        added = extra_traits.get(key) or {}
+        fault = device.get('fault')
         for dep in device.get('deployables', ()):
-            traits = common | set(dep.get('traits', ()))
-            traits.update(added.get(dep['name'], ()))
-            reserve = device_reserve or dep['name'] in attached
+            decision = (decided.get(key) or {}).get(dep['name']) or \
+                _fallback(key, device, dep, statuses, extra_traits, taken)
+            # NOTE(placement): a fault the driver reports now reserves at
+            # once, also while the conductor is away; the conductor makes
+            # the device error at the next report, so this only ever
+            # reserves what the conductor will.
             item = Wanted(name=dep['name'], device=key,
                           resource_class=dep['resource_class'],
                           total=int(dep['num_accelerators']),
-                          reserve=reserve, traits=frozenset(traits))
+                          reserve=bool(decision['reserved'] or fault),
+                          traits=frozenset(decision['traits']))
             wanted[item.uuid] = item
     return wanted
+
+
+def _fallback(key, device, dep, statuses, extra_traits, taken):
+    """The decision a conductor older than its decisions leaves to the
+    agent (or one of a device it has not answered for yet)."""
+    return decisions.provider(
+        (statuses or {}).get(key), services=device.get('services', ()),
+        driver_traits=dep.get('traits', ()),
+        operator_traits=((extra_traits or {}).get(key) or {}).get(
+            dep['name'], ()),
+        attached=dep['name'] in ((taken or {}).get(key) or ()))
 
 
 class Wanted:
@@ -136,6 +144,8 @@ class ProviderTree:
         self.extra_traits = {}
         #: Device key -> deployable names attached outside the scheduler.
         self.taken = {}
+        #: Device key -> {deployable name: the conductor's decision}.
+        self.decided = {}
         #: Keys of lost devices whose providers are gone at last; the
         #: conductor may now forget them.
         self.released = set()
@@ -148,23 +158,36 @@ class ProviderTree:
         if data.get('name') == self.name:
             self.root = data.get('root')
             self.providers = dict(data.get('providers') or {})
-        self.statuses = dict(data.get('statuses') or {})
-        self.extra_traits = dict(data.get('extra_traits') or {})
-        self.taken = dict(data.get('taken') or {})
-        self.released = set(data.get('released') or ())
+        for record in self.providers.values():
+            if record.get('device'):
+                record['device'] = _text_key(record['device'])
+        self.statuses = self._keyed(data, 'statuses')
+        self.extra_traits = self._keyed(data, 'extra_traits')
+        self.taken = self._keyed(data, 'taken')
+        self.decided = self._keyed(data, 'decided')
+        self.released = set(self._keyed(
+            {'released': dict.fromkeys(data.get('released') or ())},
+            'released'))
+
+    def _keyed(self, data, name):
+        return report_cache.text_keys(dict(data.get(name) or {}),
+                                      'Placement state', self.path)
 
     def _save(self):
         report_cache.write_json(self.path, {
             'name': self.name, 'root': self.root,
             'providers': self.providers, 'statuses': self.statuses,
             'extra_traits': self.extra_traits, 'taken': self.taken,
-            'released': sorted(self.released)})
+            'decided': self.decided, 'released': sorted(self.released)})
 
     def set_statuses(self, statuses, extra_traits=None, taken=None,
-                     replace=False):
+                     decided=None, replace=False):
         """Record what the conductor holds of this host's devices.
 
         :param statuses: device key -> status.
+        :param decided: device key -> {deployable name: the conductor's
+            decision for its provider}; for the devices of ``statuses``
+            (none from a conductor older than its decisions).
         :param extra_traits: device key -> {deployable name: [traits]}
             operators added; for the devices of ``statuses``.
         :param taken: device key -> names of its deployables attached
@@ -172,15 +195,18 @@ class ProviderTree:
         """
         extra_traits = extra_traits or {}
         taken = taken or {}
+        decided = decided or {}
         if replace:
             self.statuses = dict(statuses)
             self.extra_traits = {}
             self.taken = {}
+            self.decided = {}
         else:
             self.statuses.update(statuses)
         for key in statuses:
             for mine, theirs in ((self.extra_traits, extra_traits),
-                                 (self.taken, taken)):
+                                 (self.taken, taken),
+                                 (self.decided, decided)):
                 if theirs.get(key):
                     mine[key] = theirs[key]
                 else:
@@ -199,6 +225,13 @@ class ProviderTree:
             self.taken[device_key] = sorted(names)
         else:
             self.taken.pop(device_key, None)
+        decision = (self.decided.get(device_key) or {}).get(name)
+        if decision is not None:
+            # NOTE(placement): the conductor asked for this attach (or
+            # detach) over RPC, by its rules; its next answer says so too.
+            self.decided[device_key][name] = dict(
+                decision, in_use=taken, reserved=taken or
+                decisions.device_reserved(self.statuses.get(device_key)))
         self._save()
 
     def consumers(self, name):
@@ -264,7 +297,8 @@ class ProviderTree:
         """
         root = self._root_uuid()
         wanted = wanted_providers(devices, self.statuses,
-                                  self.extra_traits, self.taken)
+                                  self.extra_traits, self.taken,
+                                  self.decided)
         for item in wanted.values():
             if item.uuid in self.providers:
                 self.providers[item.uuid]['device'] = item.device

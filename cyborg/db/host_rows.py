@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from cyborg import states
+from cyborg.conductor import decisions
 from cyborg.db import models
 from cyborg.drivers import report as driver_report
 from cyborg.objects import attribute as attribute_obj
@@ -27,13 +28,12 @@ def _json(value):
 
 def device_key(cpid_type, cpid_info):
     """Identity of a device on its host; cpid_info as stored (JSON)."""
-    return (cpid_type, cpid_info)
+    return driver_report.DeviceKey(cpid_type, cpid_info)
 
 
 def key_of(reported):
     """The identity of a reported ``report.Device``."""
-    return device_key(reported.controlpath.cpid_type,
-                      _json(reported.controlpath.cpid_info))
+    return reported.key
 
 
 def with_children(stmt, handles=True):
@@ -96,7 +96,8 @@ class HostRows:
         device = self.devices.get(key)
         if device is None:
             return
-        if held or any(_in_use(dep) for dep in device.deployables):
+        if decisions.in_use([_in_use(dep) for dep in device.deployables],
+                            held=held):
             if device.status != states.DEVICE_LOST:
                 LOG.warning('Device %s on %s disappeared while in use; '
                             'marking it lost', device.uuid, self.host)
@@ -141,20 +142,43 @@ def delete_doomed(session, inventories):
 
 
 def state(key, device):
-    """What the agent keeps of one device: status, operators' traits and
-    the deployables attached through /v1."""
-    found = {'uuid': device.uuid, 'controlpath': list(key),
+    """What the agent applies of one device: ``providers``, the
+    conductor's decision for each deployable's provider (see
+    ``decisions.provider``); and for agents older than those decisions,
+    its status, operators' traits and the deployables attached through
+    /v1, from which they decide on their own."""
+    found = {'uuid': device.uuid, 'controlpath': key.wire(),
              'status': device.status}
-    traits = {dep.name: sorted(attr.value for attr in dep.attributes
-                               if attribute_obj.is_trait_key(attr.key))
-              for dep in device.deployables}
+    traits = {dep.name: _operator_traits(dep) for dep in device.deployables}
     traits = {name: names for name, names in traits.items() if names}
     if traits:
         found['traits'] = traits
     taken = sorted(dep.name for dep in device.deployables if _attached(dep))
     if taken:
         found['taken'] = taken
+    services = json.loads(device.services or '[]')
+    found['providers'] = {
+        dep.name: decisions.provider(
+            device.status, services=services,
+            driver_traits=[attr.value for attr in dep.attributes
+                           if attr.key != 'rc' and
+                           attribute_obj.driver_managed(attr.key)],
+            operator_traits=traits.get(dep.name, ()),
+            attached=dep.name in taken,
+            handles_in_use=[h.in_use for h in _loaded(dep, 'attach_handles')])
+        for dep in device.deployables}
     return found
+
+
+def _operator_traits(dep):
+    return sorted(attr.value for attr in dep.attributes
+                  if attribute_obj.is_trait_key(attr.key))
+
+
+def _loaded(row, name):
+    # NOTE(inventory): only what is loaded: a deployable this report adds
+    # has no handle in use, and reading would cost a SELECT per row.
+    return sa.inspect(row).dict.get(name) or ()
 
 
 def _attached(dep):

@@ -9,6 +9,7 @@ from cyborg.db import host_rows
 from cyborg.db import models
 from cyborg.db import services as service_queries
 from cyborg.db.session import main
+from cyborg.drivers.report import DeviceKey
 
 LOG = logging.getLogger(__name__)
 
@@ -76,9 +77,11 @@ def apply_together(context, reports, admit):
 
 def _apply(rows, report):
     seen = {rows.upsert(reported) for reported in report.devices}
-    held = {tuple(key) for key in report.held}
+    # NOTE(inventory): parse, not tuple(): an older agent's keys may be
+    # encoded otherwise, and must still name the same devices.
+    held = {DeviceKey.parse(key) for key in report.held}
     if report.delta:
-        gone = [tuple(key) for key in report.removed]
+        gone = [DeviceKey.parse(key) for key in report.removed]
     else:
         gone = [key for key, device in rows.devices.items()
                 if key not in seen and
@@ -155,11 +158,12 @@ def state_of(context, uuid):
 
 
 def _with_states(stmt):
-    return host_rows.with_children(stmt, handles=False)
+    return host_rows.with_children(stmt)
 
 
 def device_state(device):
     """The state of one device row (its control path, deployables and
     their attributes loaded)."""
     cpid = device.controlpath_ids[0]
-    return host_rows.state((cpid.cpid_type, cpid.cpid_info), device)
+    return host_rows.state(host_rows.device_key(cpid.cpid_type,
+                                                cpid.cpid_info), device)

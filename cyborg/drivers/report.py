@@ -7,6 +7,7 @@ sends ``HostReport.to_primitive()`` to the conductor, which rebuilds it with
 
 import dataclasses
 import json
+import typing
 import uuid as uuidlib
 
 
@@ -18,6 +19,58 @@ def provider_uuid(name):
     providers upstream created.
     """
     return str(uuidlib.uuid3(uuidlib.NAMESPACE_DNS, name))
+
+
+class DeviceKey(typing.NamedTuple):
+    """A device's identity on its host: its control path.
+
+    ``cpid_info`` is the JSON of the control path's info (sorted keys), as
+    the database stores it. Being a tuple, a key equals (and hashes as) the
+    ``(cpid_type, cpid_info)`` pairs older code used. On the wire it is a
+    list ``[cpid_type, cpid_info]``; in JSON object keys it is ``text()``.
+    """
+
+    cpid_type: str
+    cpid_info: str
+
+    @classmethod
+    def of(cls, cpid_type, cpid_info):
+        """The key of a control path whose info is a dict or its JSON."""
+        if not isinstance(cpid_info, str):
+            cpid_info = json.dumps(cpid_info, sort_keys=True)
+        return cls(cpid_type, cpid_info)
+
+    @classmethod
+    def parse(cls, value):
+        """A key from its text form, its wire list or another key.
+
+        Accepts the encodings earlier releases wrote (a list whose info is
+        a dict, JSON with other key orders), so old caches and old agents'
+        reports read as the same key.
+
+        :raises ValueError: ``value`` is no device key.
+        """
+        if isinstance(value, str):
+            value = json.loads(value)
+        if not isinstance(value, (list, tuple)) or len(value) != 2 or \
+                not isinstance(value[0], str):
+            raise ValueError('not a device key: %r' % (value,))
+        info = value[1]
+        if isinstance(info, str):
+            # NOTE(report): normalise the JSON itself (key order, spaces).
+            try:
+                info = json.loads(info)
+            except ValueError:
+                return cls(value[0], info)
+        return cls(value[0], json.dumps(info, sort_keys=True))
+
+    def text(self):
+        """The one string form, for JSON object keys and logs."""
+        return json.dumps(list(self))
+
+    def wire(self):
+        """The form RPC messages carry: ``[cpid_type, cpid_info]``."""
+        return list(self)
 
 
 @dataclasses.dataclass
@@ -89,7 +142,7 @@ class Device:
     @property
     def key(self):
         """Identity of the device on its host: its control path."""
-        return (self.controlpath.cpid_type, self.controlpath.key)
+        return DeviceKey(self.controlpath.cpid_type, self.controlpath.key)
 
 
 @dataclasses.dataclass
