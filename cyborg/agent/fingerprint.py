@@ -127,7 +127,7 @@ class Fingerprint:
                 # link under the same name; the other entries that matter
                 # come and go with their names.
                 names = os.listdir(path)
-                extra = [_readlink(path + '/driver')
+                extra = [sysfs.readlink(path + '/driver')
                          if 'driver' in names else None]
         except OSError as exc:
             return exc.errno
@@ -147,7 +147,7 @@ class Fingerprint:
             names.append(name)
             if entry.is_symlink():
                 if name in FINGERPRINT_LINKS or name.startswith('virtfn'):
-                    extra.append((name, _readlink(entry.path)))
+                    extra.append((name, sysfs.readlink(entry.path)))
             elif entry.is_file(follow_symlinks=False):
                 extra.append(self._stat(entry))
             else:
@@ -173,7 +173,7 @@ def _expand(path, parts):
             continue
         matched = []
         for parent in paths:
-            names = sorted(_listdir(parent))
+            names = sorted(sysfs.listdir(parent))
             if part != '*':
                 names = fnmatch.filter(names, part)
             matched.extend(parent + '/' + name for name in names
@@ -192,15 +192,3 @@ def _entries(path):
         return exc.errno
 
 
-def _readlink(path):
-    try:
-        return os.readlink(path)
-    except OSError:
-        return None
-
-
-def _listdir(path):
-    try:
-        return os.listdir(path)
-    except OSError:
-        return []

@@ -22,6 +22,8 @@ import dataclasses
 import os
 import re
 
+from cyborg.drivers import sysfs
+
 #: The upstream Device Feature List stack.
 DFL = 'dfl'
 #: OPAE's out-of-tree intel-fpga stack.
@@ -104,7 +106,7 @@ def read(fn, stack, is_pf, ports_moved=False):
     layout.container = containers[0]
     fmes, ports = [], []
     for container in containers:
-        entries = _listdir(fn.subdir(names.top, container))
+        entries = sysfs.listdir(fn.subdir(names.top, container))
         fmes += [(container, e) for e in _numbered(entries, names.fme)]
         ports += [(container, e) for e in _numbered(entries, names.port)]
     if is_pf and not fmes:
@@ -129,14 +131,14 @@ def read(fn, stack, is_pf, ports_moved=False):
 
 def _dfl_interface_ids(fn, fme_parts):
     """compat_id of each PR region the FME created (one per port)."""
-    prs = _numbered(_listdir(fn.subdir(*fme_parts)), _PR_REGION)
+    prs = _numbered(sysfs.listdir(fn.subdir(*fme_parts)), _PR_REGION)
     if not prs:
         fn.defect('no dfl-fme-region.N (the PR region of the FME): the '
                   'region is unknown', *fme_parts)
     found = []
     for pr in prs:
         base = fme_parts + (pr, 'fpga_region')
-        regions = _numbered(_listdir(fn.subdir(*base)), _REGION)
+        regions = _numbered(sysfs.listdir(fn.subdir(*base)), _REGION)
         if not regions:
             fn.defect('no fpga_region/regionN: the region is unknown',
                       *fme_parts, pr)
@@ -164,11 +166,11 @@ def _parse_id(value):
 
 def _containers(fn, names):
     top = fn.subdir(names.top)
-    found = _numbered(_listdir(top), names.container)
+    found = _numbered(sysfs.listdir(top), names.container)
     if names.must_hold:
         found = [name for name in found
                  if any(names.fme.match(e) or names.port.match(e)
-                        for e in _listdir(os.path.join(top, name)))]
+                        for e in sysfs.listdir(os.path.join(top, name)))]
     return found
 
 
@@ -187,9 +189,3 @@ def _pattern(pattern):
 def _unique(values):
     return list(dict.fromkeys(values))
 
-
-def _listdir(path):
-    try:
-        return os.listdir(path)
-    except OSError:
-        return []

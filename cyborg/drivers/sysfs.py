@@ -164,7 +164,7 @@ class PciFunction:
         return self.optional(name, int, name.replace('_', ' '))
 
     def _link_name(self, name):
-        target = _readlink(os.path.join(self.path, name))
+        target = readlink(os.path.join(self.path, name))
         return os.path.basename(target) if target else None
 
     @property
@@ -230,7 +230,7 @@ class PciFunction:
         order; a link that is unreadable or names no address is a defect
         and leaves that VF out."""
         found = []
-        for entry in _listdir(self.path):
+        for entry in listdir(self.path):
             if not (entry.startswith('virtfn') and entry[6:].isdigit()):
                 continue
             name = self._link_name(entry)
@@ -251,7 +251,7 @@ class PciFunction:
         """The mediated device types this function offers, by type id."""
         base = os.path.join(self.path, 'mdev_supported_types')
         types = {}
-        for type_id in sorted(_listdir(base)):
+        for type_id in sorted(listdir(base)):
             tdir = os.path.join(base, type_id)
             try:
                 available = int(_read(os.path.join(
@@ -267,7 +267,7 @@ class PciFunction:
                 available_instances=available,
                 device_api=_read(os.path.join(tdir, 'device_api')) or '',
                 description=_read(os.path.join(tdir, 'description')) or '',
-                created=len(_listdir(os.path.join(tdir, 'devices'))))
+                created=len(listdir(os.path.join(tdir, 'devices'))))
         return types
 
     def subdir(self, *parts):
@@ -290,7 +290,7 @@ class Sysfs:
         """Every well-formed PCI function, sorted by address."""
         base = self.path('bus', 'pci', 'devices')
         functions = []
-        for name in sorted(_listdir(base)):
+        for name in sorted(listdir(base)):
             try:
                 functions.append(self._pci_function(base, name))
             except MalformedEntry as exc:
@@ -330,7 +330,7 @@ class Sysfs:
         """Entries of /sys/class/<class_name> as {name: resolved path}."""
         base = self.path('class', class_name)
         found = {}
-        for name in sorted(_listdir(base)):
+        for name in sorted(listdir(base)):
             path = os.path.join(base, name)
             if os.path.isdir(path):
                 found[name] = os.path.realpath(path)
@@ -354,14 +354,16 @@ def _read(path):
         return None
 
 
-def _readlink(path):
+def readlink(path):
+    """The target of link ``path``; None when it cannot be read."""
     try:
         return os.readlink(path)
     except OSError:
         return None
 
 
-def _listdir(path):
+def listdir(path):
+    """The names in directory ``path``; [] when it cannot be listed."""
     try:
         return os.listdir(path)
     except OSError:

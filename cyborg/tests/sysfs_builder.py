@@ -21,13 +21,13 @@ _COMMAND, _STATUS = 0x0406, 0x0010
 _ALL_ONES = '0xffff'
 
 
-def _write(path, value):
+def write(path, value):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, 'w') as out:
         out.write('%s\n' % value)
 
 
-def _link(target, link):
+def link(target, link):
     """Create ``link`` pointing at ``target`` with a relative path."""
     os.makedirs(os.path.dirname(link), exist_ok=True)
     if os.path.lexists(link):
@@ -87,18 +87,18 @@ class SysfsBuilder:
             files['sriov_numvfs'] = numvfs or 0
         files.update(extra_files or {})
         for name, value in files.items():
-            _write(os.path.join(ddir, name), value)
-        _link(ddir, self.path('bus', 'pci', 'devices', address))
+            write(os.path.join(ddir, name), value)
+        link(ddir, self.path('bus', 'pci', 'devices', address))
         if driver:
             drv = self.path('bus', 'pci', 'drivers', driver)
             os.makedirs(drv, exist_ok=True)
-            _link(drv, os.path.join(ddir, 'driver'))
-            _link(ddir, os.path.join(drv, address))
+            link(drv, os.path.join(ddir, 'driver'))
+            link(ddir, os.path.join(drv, address))
         if iommu_group is not None:
             group = self.path('kernel', 'iommu_groups', str(iommu_group))
             os.makedirs(os.path.join(group, 'devices'), exist_ok=True)
-            _link(group, os.path.join(ddir, 'iommu_group'))
-            _link(ddir, os.path.join(group, 'devices', address))
+            link(group, os.path.join(ddir, 'iommu_group'))
+            link(ddir, os.path.join(group, 'devices', address))
         return ddir
 
     def vfs(self, pf_address, vf_addresses, vendor, device, class_code, *,
@@ -116,31 +116,31 @@ class SysfsBuilder:
                               driver=driver, iommu_group=group,
                               numa_node=numa_node)
             _write_config(vf_dir, _ALL_ONES, _ALL_ONES, class_code)
-            _link(pf_dir, os.path.join(vf_dir, 'physfn'))
-            _link(vf_dir, os.path.join(pf_dir, 'virtfn%d' % index))
-        _write(os.path.join(pf_dir, 'sriov_numvfs'), len(vf_addresses))
+            link(pf_dir, os.path.join(vf_dir, 'physfn'))
+            link(vf_dir, os.path.join(pf_dir, 'virtfn%d' % index))
+        write(os.path.join(pf_dir, 'sriov_numvfs'), len(vf_addresses))
 
     def mdev_type(self, address, type_id, name, available_instances, *,
                   device_api='vfio-pci', description='', created=0):
         """A mediated device type (vGPU) offered by a parent function."""
         ddir = self.device_dir(address)
         tdir = os.path.join(ddir, 'mdev_supported_types', type_id)
-        _write(os.path.join(tdir, 'name'), name)
-        _write(os.path.join(tdir, 'available_instances'),
+        write(os.path.join(tdir, 'name'), name)
+        write(os.path.join(tdir, 'available_instances'),
                available_instances)
-        _write(os.path.join(tdir, 'device_api'), device_api)
-        _write(os.path.join(tdir, 'description'), description)
+        write(os.path.join(tdir, 'device_api'), device_api)
+        write(os.path.join(tdir, 'description'), description)
         # NOTE(fixtures): write-only in the kernel; a test reads what the
         # agent wrote to create an mdev.
-        _write(os.path.join(tdir, 'create'), '')
+        write(os.path.join(tdir, 'create'), '')
         os.makedirs(os.path.join(tdir, 'devices'), exist_ok=True)
         for index in range(created):
             mdev = os.path.join(ddir, 'mdev-%08d-0000-0000-0000-%012d'
                                 % (index, index))
             os.makedirs(mdev, exist_ok=True)
-            _write(os.path.join(mdev, 'remove'), '')
-            _link(mdev, os.path.join(tdir, 'devices', os.path.basename(mdev)))
-        _link(ddir, self.path('class', 'mdev_bus', address))
+            write(os.path.join(mdev, 'remove'), '')
+            link(mdev, os.path.join(tdir, 'devices', os.path.basename(mdev)))
+        link(ddir, self.path('class', 'mdev_bus', address))
 
     def intel_fpga(self, address, dev_index=0, afu_id=None,
                    interface_id=None):
@@ -150,20 +150,20 @@ class SysfsBuilder:
         name = 'intel-fpga-dev.%d' % dev_index
         fdir = os.path.join(ddir, 'fpga', name)
         if interface_id is not None:
-            _write(os.path.join(fdir, 'intel-fpga-fme.%d' % dev_index, 'pr',
+            write(os.path.join(fdir, 'intel-fpga-fme.%d' % dev_index, 'pr',
                                 'interface_id'), interface_id)
         if afu_id is not None:
-            _write(os.path.join(fdir, 'intel-fpga-port.%d' % dev_index,
+            write(os.path.join(fdir, 'intel-fpga-port.%d' % dev_index,
                                 'afu_id'), afu_id)
         os.makedirs(fdir, exist_ok=True)
-        _link(fdir, self.path('class', 'fpga', name))
+        link(fdir, self.path('class', 'fpga', name))
         return fdir
 
     def qat(self, address, cfg_services, state='up'):
         """The qat/ directory newer kernels expose on a QAT PF."""
         ddir = self.device_dir(address)
-        _write(os.path.join(ddir, 'qat', 'cfg_services'), cfg_services)
-        _write(os.path.join(ddir, 'qat', 'state'), state)
+        write(os.path.join(ddir, 'qat', 'cfg_services'), cfg_services)
+        write(os.path.join(ddir, 'qat', 'state'), state)
 
     def module(self, name, refcnt=0):
         """A loaded kernel module: ``module/<name>`` as the kernel shows it.
@@ -172,6 +172,6 @@ class SysfsBuilder:
         because git keeps no empty directories.
         """
         mdir = self.path('module', name)
-        _write(os.path.join(mdir, 'initstate'), 'live')
-        _write(os.path.join(mdir, 'refcnt'), refcnt)
+        write(os.path.join(mdir, 'initstate'), 'live')
+        write(os.path.join(mdir, 'refcnt'), refcnt)
         return mdir
