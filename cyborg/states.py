@@ -2,7 +2,8 @@
 
 # --- Devices ----------------------------------------------------------------
 # NOTE(states): a discovered device starts inactive (Placement reserves all
-# of it) until an operator makes it ready; see DESIGN.md section 3.
+# of it) until an operator makes it ready; see the device lifecycle in
+# doc/source/contributor/architecture.rst.
 DEVICE_INACTIVE = 'inactive'
 # Transitional: the agent is running the driver's install step.
 DEVICE_ACTIVATING = 'activating'
@@ -10,6 +11,10 @@ DEVICE_READY = 'ready'
 DEVICE_MAINTAINING = 'maintaining'
 DEVICE_ERROR = 'error'
 DEVICE_LOST = 'lost'
+
+#: Beginning of the status_reason of a device whose driver's install step
+#: failed (it is then in error).
+ACTIVATION_FAILED = 'activation failed: '
 
 DEVICE_STATES = (DEVICE_INACTIVE, DEVICE_ACTIVATING, DEVICE_READY,
                  DEVICE_MAINTAINING, DEVICE_ERROR, DEVICE_LOST)

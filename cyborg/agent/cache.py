@@ -1,4 +1,4 @@
-"""The agent's local record of the inventory the conductor last applied."""
+"""The agent's files on disk, read back from any key encoding they hold."""
 
 import json
 import os
@@ -23,6 +23,15 @@ def key_of(device):
     return device.key.text()
 
 
+def text_key(key):
+    """A device key, in any encoding an earlier release wrote, as today's
+    text; None when it is no device key."""
+    try:
+        return DeviceKey.parse(key).text()
+    except ValueError:
+        return None
+
+
 def text_keys(mapping, what, path):
     """``mapping`` with its device keys in today's text form.
 
@@ -31,11 +40,40 @@ def text_keys(mapping, what, path):
     """
     result = {}
     for key, value in mapping.items():
-        try:
-            result[DeviceKey.parse(key).text()] = value
-        except ValueError:
+        text = text_key(key)
+        if text is None:
             LOG.warning('Ignoring device key %r of %s %s', key, what, path)
+        else:
+            result[text] = value
     return result
+
+
+def placement_state(path, name):
+    """The Placement state ``ProviderTree`` saved in ``path``, its device
+    keys in today's text form.
+
+    :param name: the compute node provider's name now; the root and the
+        providers recorded under another name are not this host's any more.
+    :returns: ``root`` and ``providers``, the conductor's ``statuses``,
+        ``extra_traits``, ``taken`` and ``decided`` by device key, and the
+        set of ``released`` keys; empty where nothing was saved.
+    """
+    what = 'Placement state'
+    data = read_json(path, what) or {}
+    mine = data.get('name') == name
+    providers = dict(data.get('providers') or {}) if mine else {}
+    for record in providers.values():
+        if record.get('device'):
+            # NOTE(agent): a provider whose key is unreadable stays, as one
+            # of no known device, so that it is retired like a gone one.
+            record['device'] = text_key(record['device'])
+    state = {field: text_keys(dict(data.get(field) or {}), what, path)
+             for field in ('statuses', 'extra_traits', 'taken', 'decided')}
+    released = dict.fromkeys(data.get('released') or ())
+    state.update(root=data.get('root') if mine else None,
+                 providers=providers,
+                 released=set(text_keys(released, what, path)))
+    return state
 
 
 class ReportCache:

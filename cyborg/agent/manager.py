@@ -29,7 +29,7 @@ BINARY = 'cyborg-agent'
 class AgentManager(reporting.Reporter):
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.5')
+    target = messaging.Target(version='1.6')
 
     def __init__(self, host, tracker=None, placement=None):
         self.host = host
@@ -47,6 +47,9 @@ class AgentManager(reporting.Reporter):
         self._found = {}
         self._current = None
         self.last_result = None
+        #: Install steps run since the last report: ``{device uuid: None
+        #: or why it failed}``, sent with the next one.
+        self.installed = {}
         self.conductor = None
         self.placement = placement or self._provider_tree(host)
         self._placement_backoff = 0

@@ -5,6 +5,7 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg.agent import cache as report_cache
+from cyborg.agent import provider_plan
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import decisions
 from cyborg.drivers import report
@@ -14,113 +15,13 @@ LOG = logging.getLogger(__name__)
 
 _WRITE_ATTEMPTS = 4
 
-
+# NOTE(placement): what Placement should hold is worked out in
+# provider_plan; these names stay here for the callers that import them.
 provider_uuid = report.provider_uuid
-
-
-def _text_key(key):
-    try:
-        return report.DeviceKey.parse(key).text()
-    except ValueError:
-        return None
-
-
 service_trait = decisions.service_trait
-
-
-def wanted_providers(devices, statuses, extra_traits=None, taken=None,
-                     decided=None):
-    """What Placement should hold for the devices found on this host.
-
-    :param devices: device key -> device primitive (as the report cache).
-    :param decided: device key -> {deployable name: the conductor's
-        decision for its provider (``reserved``, ``traits``)}: written as
-        it is.
-    :param statuses, extra_traits, taken: device key -> status, operators'
-        traits per deployable and deployables attached through /v1, as a
-        conductor older than its decisions answers; the decision of a
-        provider it did not make is taken from these, by the conductor's
-        rules.
-    :returns: provider uuid -> ``Wanted``
-    """
-    wanted = {}
-    decided = decided or {}
-    for key, device in devices.items():
-        fault = device.get('fault')
-        for dep in device.get('deployables', ()):
-            decision = (decided.get(key) or {}).get(dep['name']) or \
-                _fallback(key, device, dep, statuses, extra_traits, taken)
-            # NOTE(placement): a fault the driver reports now reserves at
-            # once, also while the conductor is away; the conductor makes
-            # the device error at the next report, so this only ever
-            # reserves what the conductor will.
-            item = Wanted(name=dep['name'], device=key,
-                          resource_class=dep['resource_class'],
-                          total=int(dep['num_accelerators']),
-                          reserve=bool(decision['reserved'] or fault),
-                          traits=frozenset(decision['traits']))
-            wanted[item.uuid] = item
-    return wanted
-
-
-def _fallback(key, device, dep, statuses, extra_traits, taken):
-    """The decision a conductor older than its decisions leaves to the
-    agent (or one of a device it has not answered for yet)."""
-    return decisions.provider(
-        (statuses or {}).get(key), services=device.get('services', ()),
-        driver_traits=dep.get('traits', ()),
-        operator_traits=((extra_traits or {}).get(key) or {}).get(
-            dep['name'], ()),
-        attached=dep['name'] in ((taken or {}).get(key) or ()))
-
-
-class Wanted:
-    """One provider as the hardware and the device status want it."""
-
-    __slots__ = ('name', 'uuid', 'device', 'resource_class', 'total',
-                 'reserve', 'traits')
-
-    def __init__(self, name, device, resource_class, total, reserve, traits):
-        self.name = name
-        self.uuid = provider_uuid(name)
-        self.device = device
-        self.resource_class = resource_class
-        self.total = total
-        self.reserve = reserve
-        self.traits = traits
-
-
-def _inventory(total, reserved):
-    return {'total': total, 'reserved': reserved, 'min_unit': 1,
-            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
-
-
-def inventories(item, used=None):
-    """The inventories of a wanted provider, never below what is used.
-
-    A device that now offers fewer units than are allocated keeps the
-    allocated amount, with the difference reserved so that nothing more is
-    scheduled; a resource class it no longer offers stays, fully reserved,
-    while anything is allocated from it.
-    """
-    used = used or {}
-    result = {}
-    keep = max(item.total, used.get(item.resource_class, 0))
-    if keep > 0:
-        result[item.resource_class] = _inventory(
-            keep, keep if item.reserve else keep - item.total)
-    for rc, amount in used.items():
-        if rc != item.resource_class and amount > 0:
-            result[rc] = _inventory(amount, amount)
-    return result
-
-
-def _fully_reserved(current, used):
-    result = {}
-    for rc, inv in current.items():
-        total = max(inv['total'], used.get(rc, 0))
-        result[rc] = _inventory(total, total)
-    return result
+wanted_providers = provider_plan.wanted_providers
+Wanted = provider_plan.Wanted
+inventories = provider_plan.inventories
 
 
 class ProviderTree:
@@ -137,41 +38,21 @@ class ProviderTree:
         self.name = CONF.agent.resource_provider_name or host
         self.path = path
         self.client = client or placement_client.PlacementClient()
-        self.root = None
-        self.providers = {}
-        self.statuses = {}
+        state = report_cache.placement_state(path, self.name)
+        self.root = state['root']
+        self.providers = state['providers']
+        self.statuses = state['statuses']
         #: Device key -> {deployable name: [traits]} operators added.
-        self.extra_traits = {}
+        self.extra_traits = state['extra_traits']
         #: Device key -> deployable names attached outside the scheduler.
-        self.taken = {}
+        self.taken = state['taken']
         #: Device key -> {deployable name: the conductor's decision}.
-        self.decided = {}
+        self.decided = state['decided']
         #: Keys of lost devices whose providers are gone at last; the
         #: conductor may now forget them.
-        self.released = set()
-        self._load()
+        self.released = state['released']
 
     # --- State --------------------------------------------------------------
-
-    def _load(self):
-        data = report_cache.read_json(self.path, 'Placement state') or {}
-        if data.get('name') == self.name:
-            self.root = data.get('root')
-            self.providers = dict(data.get('providers') or {})
-        for record in self.providers.values():
-            if record.get('device'):
-                record['device'] = _text_key(record['device'])
-        self.statuses = self._keyed(data, 'statuses')
-        self.extra_traits = self._keyed(data, 'extra_traits')
-        self.taken = self._keyed(data, 'taken')
-        self.decided = self._keyed(data, 'decided')
-        self.released = set(self._keyed(
-            {'released': dict.fromkeys(data.get('released') or ())},
-            'released'))
-
-    def _keyed(self, data, name):
-        return report_cache.text_keys(dict(data.get(name) or {}),
-                                      'Placement state', self.path)
 
     def _save(self):
         report_cache.write_json(self.path, {
@@ -442,7 +323,7 @@ class ProviderTree:
                      uuid)
             return
         used = self.client.get_usages(uuid)
-        want = _fully_reserved(record['inventories'], used)
+        want = provider_plan.fully_reserved(record['inventories'], used)
         if want != record['inventories']:
             self._write_inventories(uuid, want)
         record['lost'] = True

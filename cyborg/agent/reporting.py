@@ -53,6 +53,10 @@ class Reporter:
         if result is not None:
             self.last_result = result
             self._activate(context, result.get('activate', ()))
+            if self._install(result.get('install', ())):
+                # NOTE(agent): the outcomes go to the conductor at once, in
+                # a report of their own; the new devices are not yet ready.
+                return self.report()
         delays = [d for d in (conductor_delay, placement_delay)
                   if d is not None]
         return min(delays) if delays else None
@@ -68,7 +72,7 @@ class Reporter:
         try:
             if self.cache.generation is None:
                 result = self._send_whole(context, current, failed, held)
-            elif (not changed and not removed and
+            elif (not changed and not removed and not self.installed and
                   self.cache.identity == self._identity()):
                 result = None
                 if not self.conductor.agent_heartbeat(
@@ -176,9 +180,10 @@ class Reporter:
 
     def _send_whole(self, context, current, failed, held):
         generation = (self.cache.generation or 0) + 1
+        installed = dict(self.installed)
         payload = dict(self._details(failed), host=self.host,
                        devices=list(current.values()), generation=generation,
-                       held=held)
+                       held=held, installed=installed)
         try:
             result = self.conductor.report_data(context, self.host, payload,
                                                 timeout=self._timeout())
@@ -194,15 +199,17 @@ class Reporter:
             result = self.conductor.report_data(context, self.host, payload,
                                                 timeout=self._timeout())
         self.cache.applied(generation, current, self._identity())
+        self._sent(installed)
         LOG.info('Reported the whole inventory (%d devices), generation %d',
                  len(current), generation)
         return result
 
     def _send_delta(self, context, changed, removed, current, failed, held):
         generation = self.cache.generation + 1
+        installed = dict(self.installed)
         delta = dict(self._details(failed), changed=changed, removed=removed,
                      held=held, base_generation=self.cache.generation,
-                     generation=generation)
+                     generation=generation, installed=installed)
         try:
             result = self.conductor.report_delta(context, self.host, delta,
                                                  timeout=self._timeout())
@@ -211,13 +218,49 @@ class Reporter:
                      'whole inventory', self.cache.generation)
             return self._send_whole(context, current, failed, held)
         self.cache.applied(generation, current, self._identity())
+        self._sent(installed)
         LOG.info('Reported %d changed and %d removed devices, generation %d',
                  len(changed), len(removed), generation)
         return result
 
+    def _sent(self, installed):
+        for uuid in installed:
+            self.installed.pop(uuid, None)
+
+    def _install(self, wanted):
+        """Run the install step of the new devices the conductor names
+        (``install`` in its answer; it marked them activating); their
+        outcomes wait in ``installed`` for the next report.
+
+        :returns: whether any ran.
+        """
+        for item in wanted:
+            key = DeviceKey.parse(item['controlpath'])
+            device = self._found.get(key.text())
+            try:
+                if device is None:
+                    raise exception.DriverError(
+                        driver=item['driver_name'],
+                        reason='device %s is no longer on this host'
+                        % key.text())
+                driver = self.tracker.driver_named(item['driver_name'])
+                self._run(item['driver_name'],
+                          'Install step of %s' % key.text(), driver.install,
+                          device)
+            except exception.CyborgException as exc:
+                LOG.warning('The install step of new device %s failed: %s',
+                            item['uuid'], exc)
+                self.installed[item['uuid']] = str(exc)
+            else:
+                LOG.info('Driver %s prepared new device %s',
+                         item['driver_name'], item['uuid'])
+                self.installed[item['uuid']] = None
+        return bool(wanted)
+
     def _activate(self, context, uuids):
-        # NOTE(agent): outside the report lock: the conductor calls back
-        # into this agent's install_device while activating.
+        # NOTE(agent): what a conductor older than agent RPC 1.6 answers.
+        # Outside the report lock: the conductor calls back into this
+        # agent's install_device while activating.
         for uuid in uuids:
             try:
                 self.conductor.activate_device(context, uuid)

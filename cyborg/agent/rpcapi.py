@@ -35,13 +35,16 @@ class AgentAPI:
       uninstall_driver, update_driver.
     * 1.5 - prepare_handle and release_handle take the ARQ the handle is
       for (``arq_uuid``).
+    * 1.6 - no new method: the agent runs the install step of the new
+      devices the answer to its report names (``install``) and sends the
+      outcomes with its next report (``installed``).
 
     ``[upgrade_levels] agent`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
     form where one exists. Arguments are plain values, no objects.
     """
 
-    RPC_API_VERSION = '1.5'
+    RPC_API_VERSION = '1.6'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')

@@ -4,8 +4,10 @@ import dataclasses
 import re
 
 from oslo_log import log as logging
+from oslo_utils import versionutils
 
 from cyborg import exception
+from cyborg import upgrade_levels
 from cyborg.db import host_rows
 from cyborg.db import inventory as inventory_db
 from cyborg.db import services as service_queries
@@ -36,10 +38,38 @@ class Report:
     failed_drivers: tuple = ()
     details: dict | None = None
     held: tuple = ()
+    #: Install steps the agent ran since its last report: ``{device uuid:
+    #: None (done) or why it failed}``.
+    installed: dict = dataclasses.field(default_factory=dict)
 
     @property
     def delta(self):
         return self.base_generation is not None
+
+    @property
+    def installs(self):
+        """Whether the agent runs the install step of the devices the
+        answer names (agent RPC 1.6), and the upgrade pin allows it."""
+        return agent_installs((self.details or {}).get('rpc_version'))
+
+
+#: The agent RPC version from which agents run install steps themselves.
+AGENT_INSTALLS = '1.6'
+
+
+def agent_installs(rpc_version):
+    """Whether an agent serving ``rpc_version`` runs the install step of
+    new devices when its report's answer names them."""
+    if not rpc_version:
+        return False
+    cap = upgrade_levels.version_cap('agent', AGENT_INSTALLS)
+    try:
+        return (versionutils.convert_version_to_tuple(rpc_version) >=
+                versionutils.convert_version_to_tuple(AGENT_INSTALLS) and
+                versionutils.convert_version_to_tuple(cap) >=
+                versionutils.convert_version_to_tuple(AGENT_INSTALLS))
+    except ValueError:
+        return False
 
 
 _LATER = inventory_db.LATER
@@ -209,7 +239,22 @@ def whole_report(host, report):
         host=host, devices=parsed.devices,
         generation=report.get('generation'),
         failed_drivers=tuple(report.get('failed_drivers', ())),
-        details=_details(report), held=tuple(report.get('held', ())))
+        details=_details(report), held=tuple(report.get('held', ())),
+        installed=_installed(report))
+
+
+def _installed(report):
+    """The install outcomes a report carries, checked.
+
+    :raises Invalid: not a map of device uuids to None or a reason.
+    """
+    installed = report.get('installed') or {}
+    if not isinstance(installed, dict) or not all(
+            isinstance(uuid, str) and (why is None or isinstance(why, str))
+            for uuid, why in installed.items()):
+        raise exception.Invalid(reason='installed must map device uuids to '
+                                       'null or a reason')
+    return installed
 
 
 def delta_report(host, delta):
@@ -225,7 +270,8 @@ def delta_report(host, delta):
         removed=list(delta.get('removed', [])),
         generation=delta['generation'],
         base_generation=delta['base_generation'],
-        details=_details(delta), held=tuple(delta.get('held', ())))
+        details=_details(delta), held=tuple(delta.get('held', ())),
+        installed=_installed(delta))
 
 
 def record_heartbeats(context, beats):

@@ -14,7 +14,7 @@ from cyborg.objects import device as device_obj
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
-ACTIVATION_FAILED = 'activation failed: '
+ACTIVATION_FAILED = states.ACTIVATION_FAILED
 
 
 _swap = device_db.swap_status

@@ -40,6 +40,7 @@ def reset_activations(context, older_than):
     return context.session.execute(
         sa.update(models.Device)
         .where(models.Device.status == states.DEVICE_ACTIVATING,
-               models.Device.updated_at < cutoff)
+               sa.func.coalesce(models.Device.updated_at,
+                                models.Device.created_at) < cutoff)
         .values(status=states.DEVICE_INACTIVE, status_reason=None,
                 updated_at=_now())).rowcount

@@ -75,6 +75,9 @@ class HostRows:
         self.changed = False
         self.new = []
         self.doomed = []
+        #: The agent runs the install step of the devices this report
+        #: adds (agent RPC 1.6), instead of asking for an activation.
+        self.installs = False
 
     def deployable_names(self):
         return {dep.name for device in self.devices.values()
@@ -86,6 +89,11 @@ class HostRows:
         if device is None:
             self.devices[key] = device = _add_device(self.session, self.host,
                                                      reported)
+            if (self.installs and CONF.conductor.auto_activate_new_devices
+                    and device.status == states.DEVICE_INACTIVE):
+                # NOTE(inventory): marked in the report's own transaction,
+                # so that no operator's activate can start a second one.
+                device.status = states.DEVICE_ACTIVATING
             self.new.append(device)
             self.changed = True
         else:
@@ -110,16 +118,55 @@ class HostRows:
         self.doomed.append(device)
         self.changed = True
 
+    def installed(self, outcomes):
+        """Apply what the agent says of the install steps it ran:
+        ``{device uuid: None (done) or why it failed}``.
+
+        A device no longer activating (an operator or the recovery of
+        interrupted activations changed it meanwhile) keeps its status.
+        """
+        by_uuid = {d.uuid: d for d in self.devices.values()}
+        for uuid, failure in sorted(outcomes.items()):
+            device = by_uuid.get(uuid)
+            if device is None or device.status != states.DEVICE_ACTIVATING:
+                LOG.info('Host %s installed device %s, which is no longer '
+                         'activating; its status stays', self.host, uuid)
+                continue
+            if failure is None:
+                reason = device.status_reason
+                _set(device, status=states.DEVICE_READY,
+                     status_reason=reason if reason and
+                     reason.startswith(PARTLY) else None)
+                LOG.info('Device %s on %s is ready', uuid, self.host)
+            else:
+                LOG.warning('Activation of device %s on %s failed: %s', uuid,
+                            self.host, failure)
+                reason = states.ACTIVATION_FAILED + str(failure)
+                _set(device, status=states.DEVICE_ERROR,
+                     status_reason=reason[:255])
+            self.changed = True
+
     def result(self, generation):
-        """What the agent is told; call once the session is flushed."""
+        """What the agent is told; call once the session is flushed.
+
+        ``install`` names the devices whose install step the agent runs
+        now (agent RPC 1.6 and newer), ``activate`` the ones an older agent
+        asks to activate.
+        """
+        new = {id(d) for d in self.new}
+        install = [{'uuid': d.uuid, 'driver_name': d.driver_name,
+                    'controlpath': k.wire()}
+                   for k, d in sorted(self.devices.items())
+                   if id(d) in new and d.status == states.DEVICE_ACTIVATING]
         activate = []
-        if CONF.conductor.auto_activate_new_devices:
+        if CONF.conductor.auto_activate_new_devices and not self.installs:
             activate = [d.uuid for d in self.new
                         if d.status == states.DEVICE_INACTIVE]
         return {
             'changed': self.changed,
             'generation': generation,
             'activate': activate,
+            'install': install,
             'devices': [state(k, d)
                         for k, d in sorted(self.devices.items())],
         }

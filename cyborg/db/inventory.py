@@ -76,6 +76,8 @@ def apply_together(context, reports, admit):
 
 
 def _apply(rows, report):
+    rows.installs = report.installs
+    rows.installed(report.installed)
     seen = {rows.upsert(reported) for reported in report.devices}
     # NOTE(inventory): parse, not tuple(): an older agent's keys may be
     # encoded otherwise, and must still name the same devices.

@@ -278,6 +278,7 @@ class Run:
             result['killed_after_s'] = self.killed_at
             for proc in self.stack.conductors:
                 self.stack.wait_conductor(proc)
+        result['conductor_rss_mib'] = self.stack.conductor_rss_mib()
         self._print_round(result)
         return result
 
@@ -338,6 +339,9 @@ class Run:
                           for name, count in sorted(r['rpc'].items()))
                       or 'none'))
         print('  %-9s CPU s: %s' % ('', _cpu(r['cpu_s'])))
+        print('  %-9s conductors\' peak RSS MiB: %s' % ('', ', '.join(
+            '%s %.1f' % kv for kv in r['conductor_rss_mib'].items())
+            or 'not measured'))
         if r['other_db_connections']:
             print('  %-9s (MariaDB had %d connections to other databases: '
                   'the SQL figures include their statements)' % (

@@ -51,6 +51,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
+def peak_rss_kib(pid):
+    """A process's peak resident memory (``VmHWM``, kB); None once gone."""
+    try:
+        with open('/proc/%d/status' % pid) as status:
+            for line in status:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def pids_named(*names):
     """Pids of the processes whose command name is one of ``names``."""
     found = []
@@ -306,6 +318,8 @@ class Stack:
         self.placement_workers = placement_workers
         self.log = log
         self.conductors = []
+        #: name -> peak RSS (kB) of that conductor's killed processes.
+        self.killed_rss = {}
         self.procs = []
         self.problems = []
         self._exit = contextlib.ExitStack()
@@ -428,6 +442,19 @@ class Stack:
         processes.wait_for(listening, START_TIMEOUT, interval=0.05,
                            what='%s to listen' % proc.name)
 
+    def conductor_rss_mib(self):
+        """{conductor: peak RSS in MiB}: the largest ``VmHWM`` of its
+        processes so far (a killed one's as read just before the kill).
+        """
+        found = {}
+        for proc in self.conductors:
+            peaks = [self.killed_rss.get(proc.name),
+                     peak_rss_kib(proc.proc.pid)]
+            if any(peaks):
+                found[proc.name] = round(
+                    max(kib or 0 for kib in peaks) / 1024, 1)
+        return found
+
     def _api_answers(self):
         return requests.get(self.api_url + '/v2/devices',
                             timeout=30).status_code == 200
@@ -436,6 +463,9 @@ class Stack:
         """SIGKILL a conductor and start it again at once."""
         pid = proc.proc.pid
         self.cpu.final[pid] = cpu_seconds(pid)
+        peaks = [self.killed_rss.get(proc.name), peak_rss_kib(pid)]
+        if any(peaks):
+            self.killed_rss[proc.name] = max(kib or 0 for kib in peaks)
         proc.proc.send_signal(signal.SIGKILL)
         proc.proc.wait()
         proc.start()

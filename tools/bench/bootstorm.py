@@ -37,8 +37,9 @@ seconds until the last conductor call returned (the database side alone,
 as far as it can be told apart: an agent calls the conductor before
 Placement, so with fewer threads than hosts the last agents start, and
 call the conductor, only once Placement has served the others); the SQL
-statements and Placement requests per host, the retries, and the CPU
-seconds of each process and of the machine's other work. The targets
+statements and Placement requests per host, the retries, the CPU
+seconds of each process and of the machine's other work, and each
+conductor's peak resident memory so far (``VmHWM``). The targets
 are printed as met or not met; the exit status is non-zero only for
 correctness failures (rows missing or duplicated, errors in a process's
 log, a host that never converged). Beside the converge target it prints
@@ -59,7 +60,6 @@ import collections
 import importlib.util
 import json
 import logging
-import math
 import os
 import re
 import shlex
@@ -72,6 +72,7 @@ import time
 # NOTE(bench): helpers beside this script (its directory is on sys.path).
 import _rounds
 import _stack
+import _summary
 from oslo_config import cfg
 
 import cyborg  # noqa: F401 (selects the threading backend)
@@ -84,10 +85,6 @@ from cyborg.tests import backends
 
 CONF = cfg.CONF
 MAX_LINES = 12
-TARGET_CONVERGE_S, TARGET_CONVERGE_HOSTS = 60, 1000
-TARGET_SQL = 30
-TARGET_STEADY_SQL = 1
-TARGET_GET_MS, TARGET_GET_ROWS = 100, 2401
 _PASSWORD = re.compile(r'(://[^:/@\s]+:)[^@\s]*@')
 VERSIONS = {}
 RABBIT = 'oslo_messaging_rabbit'
@@ -198,145 +195,6 @@ def _run_rounds(stack, hosts, args, result, failures):
     result['get_devices'] = run.gets('/v2/devices', 'devices', rows)
     CONF.set_override('device_count', 0, group='fake_driver')
     result['teardown'] = run.round('teardown')
-
-
-# --- Summary ----------------------------------------------------------------
-
-def _get_cell(get):
-    return '%.0f / %.0f' % (get['p50_ms'], get['p90_ms']) if get else '-'
-
-
-def _value(item, round_name, key, form='%.1f'):
-    value = (item.get(round_name) or {}).get(key)
-    return '-' if value is None else form % value
-
-
-def summary_table(results, args):
-    head = ['Hosts', 'Devices', 'Converge (s)', 'DB-only (s)', 'SQL/host',
-            'Placement req/host', 'Steady SQL/host',
-            'Steady Placement req/host', 'GET deployables p50 / p90 (ms)',
-            'GET devices p50 / p90 (ms)']
-    rows = [[str(r['hosts']), str(r['devices']),
-             _value(r, 'bootstorm', 'converge_s'),
-             _value(r, 'bootstorm', 'db_converge_s'),
-             _value(r, 'bootstorm', 'sql_per_host'),
-             _value(r, 'bootstorm', 'placement_per_host'),
-             _value(r, 'steady', 'sql_per_host', '%.2f'),
-             _value(r, 'steady', 'placement_per_host', '%.2f'),
-             _get_cell(r.get('get_deployables')),
-             _get_cell(r.get('get_devices'))] for r in results]
-    lines = ['.. list-table:: Bootstorm: %d devices per host, %d '
-             'conductor(s), %d agents at once' % (
-                 args.devices, args.conductors, args.concurrency),
-             '   :header-rows: 1', '']
-    for row in [head] + rows:
-        lines.append('   * - %s' % row[0])
-        lines.extend('     - %s' % cell for cell in row[1:])
-    return '\n'.join(lines)
-
-
-def targets(results):
-    """(target, figures, met) for each; met is None where not measured."""
-    found = []
-    big = [r for r in results if r['hosts'] >= TARGET_CONVERGE_HOSTS and
-           r.get('bootstorm')]
-    found.append((
-        'converge <= %d s for %s hosts' % (TARGET_CONVERGE_S,
-                                           f'{TARGET_CONVERGE_HOSTS:,}'),
-        '; '.join('%d hosts: %s s' % (
-            r['hosts'], _value(r, 'bootstorm', 'converge_s'))
-            for r in big) or 'no run of that many hosts',
-        all((r['bootstorm']['converge_s'] or math.inf) <= TARGET_CONVERGE_S
-            for r in big) if big else None))
-    floors = [r for r in big if r['bootstorm'].get('placement_requests')]
-    if floors:
-        found.append((
-            'Placement\'s floor for %s hosts (its CPU seconds / %d CPUs)' % (
-                f'{TARGET_CONVERGE_HOSTS:,}', os.cpu_count()),
-            '; '.join('%d hosts: %.0f s' % (
-                r['hosts'], placement_floor(r['bootstorm']))
-                for r in floors),
-            all(placement_floor(r['bootstorm']) <= TARGET_CONVERGE_S
-                for r in floors)))
-    boot = [r for r in results if r.get('bootstorm')]
-    found.append((
-        '<= %d SQL statements per host for the bootstorm' % TARGET_SQL,
-        '; '.join('%d hosts: %.1f' % (r['hosts'],
-                                      r['bootstorm']['sql_per_host'])
-                  for r in boot) or 'not measured',
-        all(r['bootstorm']['sql_per_host'] <= TARGET_SQL for r in boot)
-        if boot else None))
-    steady = [r for r in results if r.get('steady')]
-    found.append((
-        'steady state <= %d SQL statement per host and 0 Placement '
-        'requests' % TARGET_STEADY_SQL,
-        '; '.join('%d hosts: %.2f SQL, %d requests' % (
-            r['hosts'], r['steady']['sql_per_host'],
-            r['steady']['placement_requests']) for r in steady)
-        or 'not measured',
-        all(r['steady']['sql_per_host'] <= TARGET_STEADY_SQL and
-            r['steady']['placement_requests'] == 0 for r in steady)
-        if steady else None))
-    # NOTE(bench): the target is set at upstream's 2,401 rows (300 hosts);
-    # a list of many more rows is measured, not judged against it.
-    gets = [r for r in results if r.get('get_deployables') and
-            abs(r['get_deployables']['rows'] - TARGET_GET_ROWS) <=
-            TARGET_GET_ROWS / 10]
-    found.append((
-        'GET /v2/deployables with about %s rows <= %d ms median' % (
-            f'{TARGET_GET_ROWS:,}', TARGET_GET_MS),
-        '; '.join('%d rows: %.1f ms' % (r['get_deployables']['rows'],
-                                        r['get_deployables']['p50_ms'])
-                  for r in gets) or 'no run with that many rows',
-        all(r['get_deployables']['p50_ms'] <= TARGET_GET_MS
-            for r in gets) if gets else None))
-    return found
-
-
-def placement_floor(round_result):
-    """Seconds Placement's own CPU time takes on every CPU of the machine.
-    """
-    return round_result['cpu_s']['Placement'] / os.cpu_count()
-
-
-def plot(results, path):
-    import matplotlib
-    matplotlib.use('Agg')
-    from matplotlib import pyplot
-
-    def series(round_name, key):
-        return [float('nan') if (r.get(round_name) or {}).get(key) is None
-                else r[round_name][key] for r in done]
-
-    done = [r for r in results if r.get('bootstorm')]
-    hosts = [r['hosts'] for r in done]
-    fig, (left, right) = pyplot.subplots(1, 2, figsize=(11, 4.5))
-    left.plot(hosts, series('bootstorm', 'converge_s'), 'o-',
-              label='converged (conductors and Placement)')
-    left.plot(hosts, series('bootstorm', 'db_converge_s'), 's--',
-              label='last conductor call returned')
-    left.plot([TARGET_CONVERGE_HOSTS], [TARGET_CONVERGE_S], 'k*',
-              markersize=10, label='target')
-    left.set_ylabel('seconds')
-    left.set_title('Bootstorm: time to converge')
-    right.plot(hosts, series('bootstorm', 'sql_per_host'), 'o-',
-               label='bootstorm')
-    right.plot(hosts, series('steady', 'sql_per_host'), 's--',
-               label='steady')
-    right.axhline(TARGET_SQL, color='grey', linestyle=':',
-                  label='bootstorm target')
-    right.axhline(TARGET_STEADY_SQL, color='grey', linestyle='-.',
-                  label='steady target')
-    right.set_ylabel('SQL statements per host')
-    right.set_title('Conductors\' SQL statements per host')
-    for axes in (left, right):
-        axes.set_xscale('log')
-        axes.set_xlabel('hosts')
-        axes.grid(True, which='both', alpha=0.3)
-        axes.set_ylim(bottom=0)
-        axes.legend(fontsize='small')
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
 
 
 def machine(versions):
@@ -467,10 +325,10 @@ def main():
 
     found = machine(VERSIONS)
     print()
-    print(summary_table(results, args))
+    print(_summary.summary_table(results, args))
     print()
     print('Targets:')
-    met = targets(results)
+    met = _summary.targets(results, args)
     for what, figures, ok in met:
         print('  %s: %s: %s' % (what, figures, {
             True: 'met', False: 'NOT met', None: 'not measured'}[ok]))
@@ -491,7 +349,7 @@ def main():
                        'correct': not failed}, out, indent=2)
         print('Figures: %s' % args.json)
     if args.plot:
-        plot(results, args.plot)
+        _summary.plot(results, args.plot)
         print('Plot: %s' % args.plot)
     if failed:
         print('Correctness failures: see FAILED above.')

@@ -36,5 +36,9 @@ def test_two_conductors_converge_after_one_is_killed(tmp_path):
                    '--kill-conductor-after', '1')
     storm = result['bootstorm']
     assert storm['unconverged'] == 0
+    # NOTE(bench): every conductor's peak RSS, the killed one's included.
+    rss = storm['conductor_rss_mib']
+    assert sorted(rss) == ['cyborg-conductor-1', 'cyborg-conductor-2'], rss
+    assert all(mib > 0 for mib in rss.values()), rss
     assert result['steady']['placement_requests'] == 0
     assert result['teardown']['unconverged'] == 0
