@@ -11,6 +11,7 @@ from sqlalchemy import orm
 from cyborg import states
 from cyborg.conductor import decisions
 from cyborg.db import models
+from cyborg.db import new_rows
 from cyborg.drivers import report as driver_report
 from cyborg.objects import attribute as attribute_obj
 
@@ -87,8 +88,7 @@ class HostRows:
         key = key_of(reported)
         device = self.devices.get(key)
         if device is None:
-            self.devices[key] = device = _add_device(self.session, self.host,
-                                                     reported)
+            self.devices[key] = device = _new_device(self.host, reported)
             if (self.installs and CONF.conductor.auto_activate_new_devices
                     and device.status == states.DEVICE_INACTIVE):
                 # NOTE(inventory): marked in the report's own transaction,
@@ -172,6 +172,13 @@ class HostRows:
         }
 
 
+def insert_new(session, inventories):
+    """Insert the devices these hosts' reports added; after the flush, so
+    that a deployable name a vanished device freed can be taken again."""
+    new_rows.insert(session, [device for rows in inventories
+                              for device in rows.new])
+
+
 def delete_doomed(session, inventories):
     """One DELETE for every vanished device of these hosts.
 
@@ -224,7 +231,10 @@ def _operator_traits(dep):
 
 def _loaded(row, name):
     # NOTE(inventory): only what is loaded: a deployable this report adds
-    # has no handle in use, and reading would cost a SELECT per row.
+    # to a stored device has no handle in use, and reading would cost a
+    # SELECT per row.
+    if new_rows.is_new(row):
+        return getattr(row, name)
     return sa.inspect(row).dict.get(name) or ()
 
 
@@ -232,6 +242,8 @@ def _attached(dep):
     # NOTE(inventory): a deployable added by this report has no loaded
     # accelerator row (and cannot be attached yet); reading the attribute
     # would cost one SELECT per new deployable.
+    if new_rows.is_new(dep):
+        return False
     accelerator = sa.inspect(dep).dict.get('accelerator')
     return accelerator is not None and accelerator.attach_type is not None
 
@@ -241,29 +253,11 @@ def _partly(warnings):
     return (PARTLY + '; '.join(warnings))[:255] if warnings else None
 
 
-def _add_device(session, host, reported):
+def _new_device(host, reported):
     status, reason = states.DEVICE_INACTIVE, _partly(reported.warnings)
     if reported.fault:
         status, reason = states.DEVICE_ERROR, UNHEALTHY + reported.fault
-    device = models.Device(
-        uuid=uuidutils.generate_uuid(), type=reported.type,
-        vendor=reported.vendor, model=reported.model,
-        std_board_info=_json(reported.std_board_info),
-        vendor_board_info=_json(reported.vendor_board_info),
-        hostname=host, status=status, status_reason=reason[:255]
-        if reason else None, driver_name=reported.driver_name,
-        services=_json(sorted(reported.services)))
-    cpid = models.ControlpathID(
-        uuid=uuidutils.generate_uuid(),
-        cpid_type=reported.controlpath.cpid_type,
-        cpid_info=_json(reported.controlpath.cpid_info))
-    device.controlpath_ids.append(cpid)
-    session.add(device)
-    for dep in reported.deployables:
-        device.deployables.append(_new_deployable(dep, cpid))
-    LOG.info('Host %s: new %s device %s (%s)', host, reported.type,
-             device.uuid, cpid.cpid_info)
-    return device
+    return new_rows.device(host, reported, status, reason)
 
 
 def _new_deployable(dep, cpid):

@@ -70,6 +70,7 @@ def apply_together(context, reports, admit):
         _apply(hosts[host], report)
     host_rows.delete_doomed(session, hosts.values())
     session.flush()
+    host_rows.insert_new(session, hosts.values())
     for host, report in accepted.items():
         outcomes[first[host]] = hosts[host].result(report.generation)
     return outcomes

@@ -211,6 +211,7 @@ class Run:
             thread.start()
         wanted_counts = self._wanted_counts()
         others = self.stack.sql.other_clients()
+        self.stack.reset_peak_rss()
         mark, cpu = self.stack.sql.mark(), self.stack.cpu.sample()
         start = time.monotonic()
         deadline[0] = start + self.args.round_timeout
@@ -339,9 +340,7 @@ class Run:
                           for name, count in sorted(r['rpc'].items()))
                       or 'none'))
         print('  %-9s CPU s: %s' % ('', _cpu(r['cpu_s'])))
-        print('  %-9s conductors\' peak RSS MiB: %s' % ('', ', '.join(
-            '%s %.1f' % kv for kv in r['conductor_rss_mib'].items())
-            or 'not measured'))
+        print('  %-9s %s' % ('', _rss(r['conductor_rss_mib'])))
         if r['other_db_connections']:
             print('  %-9s (MariaDB had %d connections to other databases: '
                   'the SQL figures include their statements)' % (
@@ -361,6 +360,7 @@ class Run:
         latencies, size = [], 0
         with requests.Session() as http:
             others = self.stack.sql.other_clients()
+            self.stack.reset_peak_rss()
             mark, cpu = self.stack.sql.mark(), self.stack.cpu.sample()
             for index in range(self.args.requests):
                 start = time.perf_counter()
@@ -383,16 +383,23 @@ class Run:
                   'p50_ms': round(pct(latencies, 50), 1),
                   'p90_ms': round(pct(latencies, 90), 1),
                   'sql_per_request': round(sql / len(latencies), 2),
-                  'cpu_s': cpu, 'other_db_connections': others}
+                  'cpu_s': cpu, 'other_db_connections': others,
+                  'conductor_rss_mib': self.stack.conductor_rss_mib()}
         print('  GET %-15s %d rows, %d KiB: p50 %.1f ms, p90 %.1f ms; %.1f '
               'SQL statements/request' % (
                   path, rows, size // 1024, result['p50_ms'],
                   result['p90_ms'], result['sql_per_request']))
         print('  %-19s CPU s: %s' % ('', _cpu(cpu)))
+        print('  %-19s %s' % ('', _rss(result['conductor_rss_mib'])))
         if others:
             print('  %-19s (MariaDB had %d connections to other databases)'
                   % ('', others))
         return result
+
+
+def _rss(peaks):
+    return "conductors' peak RSS MiB: %s" % (', '.join(
+        '%s %.1f' % kv for kv in peaks.items()) or 'not measured')
 
 
 def _fmt(value):

@@ -442,9 +442,21 @@ class Stack:
         processes.wait_for(listening, START_TIMEOUT, interval=0.05,
                            what='%s to listen' % proc.name)
 
+    def reset_peak_rss(self):
+        """Start the conductors' ``VmHWM`` over, so that the next reading
+        is the peak of what follows (Linux's ``clear_refs`` value 5)."""
+        self.killed_rss.clear()
+        for proc in self.conductors:
+            try:
+                with open('/proc/%d/clear_refs' % proc.proc.pid, 'w') as f:
+                    f.write('5')
+            except OSError:
+                continue
+
     def conductor_rss_mib(self):
         """{conductor: peak RSS in MiB}: the largest ``VmHWM`` of its
-        processes so far (a killed one's as read just before the kill).
+        processes since ``reset_peak_rss`` (a killed one's as read just
+        before the kill).
         """
         found = {}
         for proc in self.conductors:

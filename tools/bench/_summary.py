@@ -130,9 +130,10 @@ def scale_targets(results, args):
                'no --no-placement run of %s hosts or more' % hosts)
     rss = []
     for r in runs:
-        # NOTE(bench): VmHWM is each process's peak since it started.
-        peaks = [peak_rss(r.get(name)) for name in ('bootstorm', 'steady',
-                                                     'teardown')]
+        # NOTE(bench): each round's own peak, the lists served included.
+        peaks = [peak_rss(r.get(name)) for name in (
+            'bootstorm', 'steady', 'get_deployables', 'get_devices',
+            'teardown')]
         peaks = [mib for mib in peaks if mib is not None]
         if peaks:
             rss.append((r['hosts'], max(peaks)))

@@ -39,7 +39,8 @@ Placement, so with fewer threads than hosts the last agents start, and
 call the conductor, only once Placement has served the others); the SQL
 statements and Placement requests per host, the retries, the CPU
 seconds of each process and of the machine's other work, and each
-conductor's peak resident memory so far (``VmHWM``). The targets
+conductor's peak resident memory during the round (``VmHWM``, started
+over at each round through ``/proc/<pid>/clear_refs``). The targets
 are printed as met or not met; the exit status is non-zero only for
 correctness failures (rows missing or duplicated, errors in a process's
 log, a host that never converged). Beside the converge target it prints

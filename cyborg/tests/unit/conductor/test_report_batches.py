@@ -350,3 +350,39 @@ def test_a_report_sent_as_another_host_is_turned_away(conductor, ctx,
     assert len(result['devices']) == 2
     assert conductor.agent_heartbeat(ctx, 'node00', 1) is True
     assert conductor.agent_heartbeat(ctx, 'node00', 0) is False
+
+
+def test_new_rows_of_a_batch_point_at_their_own_parents(db, ctx, override):
+    """Rows inserted by table for a whole batch: each control path,
+    deployable, attribute and handle belongs to its own device."""
+    reports = [_whole(h, override, count=3) for h in _hosts(4)]
+    outcomes = inventory.apply_reports(ctx, reports)
+    with db.connect() as conn:
+        devices = {d.id: d for d in conn.execute(
+            sa.select(models.Device.__table__))}
+        cpids = {c.id: c for c in conn.execute(
+            sa.select(models.ControlpathID.__table__))}
+        deps = {d.id: d for d in conn.execute(
+            sa.select(models.Deployable.__table__))}
+        attrs = conn.execute(sa.select(models.Attribute.__table__)).all()
+        handles = conn.execute(
+            sa.select(models.AttachHandle.__table__)).all()
+    assert len(devices) == len(cpids) == len(deps) == 12
+    by_uuid = {d.uuid: d for d in devices.values()}
+    for sent, outcome in zip(reports, outcomes, strict=True):
+        for state in outcome['devices']:
+            device = by_uuid[state['uuid']]
+            assert device.hostname == sent.host
+            (cpid,) = [c for c in cpids.values() if c.device_id == device.id]
+            assert json.loads(cpid.cpid_info) == json.loads(
+                state['controlpath'][1])
+    for dep in deps.values():
+        device = devices[dep.device_id]
+        assert dep.name.startswith(device.hostname)
+    assert {a.deployable_id for a in attrs} == set(deps)
+    assert len(handles) == 12 * 4
+    for handle in handles:
+        dep = deps[handle.deployable_id]
+        assert cpids[handle.cpid_id].device_id == dep.device_id
+        assert json.loads(handle.attach_info)['bus'] == json.loads(
+            cpids[handle.cpid_id].cpid_info)['bus']
