@@ -74,7 +74,11 @@ class Lists:
                      self._returned)
 
     def _executed(self, conn, cursor, statement, params, context, many):
-        if watch.writes_listed(statement, context):
+        # NOTE(cache): the periodic tasks of every conductor run UPDATEs
+        # on the listed tables that usually match nothing; were those
+        # writes, every list would be read again every few seconds.
+        if (watch.writes_listed(statement, context) and
+                watch.changed_rows(cursor)):
             conn.info[_MARK] = True
 
     def _committing(self, conn):
@@ -161,8 +165,9 @@ class Lists:
 
 def _payload(fields, rows):
     # NOTE(cache): JSON text crosses RPC as one string: neither side's
-    # serializer walks thousands of rows.
-    return {'fields': list(fields), 'rows': json.dumps(rows)}
+    # serializer walks thousands of rows. ``rows`` is that text already:
+    # the rows were encoded as they came from the database.
+    return {'fields': list(fields), 'rows': rows}
 
 
 #: The cache of this process; the conductor binds the objects to it.

@@ -1,4 +1,5 @@
-"""The device and deployable lists as plain rows, in a few fixed SELECTs."""
+"""The device and deployable lists as the JSON text of their rows, in a few
+fixed SELECTs, encoded as the rows stream in."""
 
 import datetime
 import json
@@ -26,6 +27,11 @@ TABLES = {'deployables': (models.Deployable, models.Attribute),
           'devices': (models.Device,)}
 
 
+#: Rows read and encoded at a time: a list is never held as Python rows,
+#: only as the JSON text it becomes.
+BATCH = 1000
+
+
 def _text(value):
     """A stored time as ISO 8601 text in UTC, whole seconds."""
     if value is None:
@@ -35,59 +41,161 @@ def _text(value):
     return value.replace(microsecond=0).isoformat()
 
 
-def _columns(model, fields):
-    return [getattr(model, name) for name in fields]
+def _columns(context, model, fields):
+    """(the columns of ``fields``, the indexes of the times still to turn
+    into ``_text``): the database writes them where it can, which spares
+    making a datetime of each and text of it again."""
+    dialect = context.session.get_bind().dialect.name
+    columns, times = [], []
+    for index, name in enumerate(fields):
+        column = getattr(model, name)
+        if name in _TIMES:
+            text = _time_text(column, dialect)
+            if text is None:
+                times.append(index)
+            else:
+                column = text.label(name)
+        columns.append(column)
+    return columns, times
 
 
-def _rows(found, fields):
-    times = [fields.index(name) for name in _TIMES]
-    rows = []
-    for row in found:
+def _time_text(column, dialect):
+    """``_text`` of a stored time, written by the database; None where it
+    is left to ``_text``. Times are stored naive, in UTC."""
+    if getattr(column.type, 'timezone', False):
+        return None
+    if dialect == 'mysql':
+        return sa.func.date_format(column, '%Y-%m-%dT%H:%i:%s')
+    if dialect == 'postgresql':
+        return sa.func.to_char(column, 'YYYY-MM-DD"T"HH24:MI:SS')
+    if dialect == 'sqlite':
+        return sa.func.strftime('%Y-%m-%dT%H:%M:%S', column)
+    return None
+
+
+def _streamed(context, query):
+    """The rows ``query`` selects, ``BATCH`` at a time, as they come from
+    the database (a server-side cursor where the driver has one)."""
+    # NOTE(db): nothing else may run on the connection until every row is
+    # read: with PyMySQL's unbuffered cursor the rest of the result would
+    # be in the way.
+    with context.session.execute(
+            query, execution_options={'yield_per': BATCH}) as result:
+        yield from result.partitions()
+
+
+def _timed(rows, times):
+    """``rows`` as lists, the values at the indexes ``times`` as ``_text``.
+    """
+    done = []
+    for row in rows:
         row = list(row)
         for index in times:
             row[index] = _text(row[index])
-        rows.append(row)
-    return rows
+        done.append(row)
+    return done
+
+
+def _array(parts):
+    """``json.dumps`` of a list from the texts of its items (or of runs of
+    them): the same separators, one copy of the text at the end."""
+    texts = ['[']
+    for part in parts:
+        if len(texts) > 1:
+            texts.append(', ')
+        texts.append(part)
+    texts.append(']')
+    return ''.join(texts)
 
 
 @main.reader
 def deployables(context, **query):
     """``DEPLOYABLE_FIELDS`` rows of the deployables ``query`` (the filters
-    and paging of ``Resource.list``) selects: two SELECTs, three with a
-    marker, whatever the number of rows."""
+    and paging of ``Resource.list``) selects, as the JSON text of a list of
+    them (``json.dumps`` of the rows): two SELECTs, three with a marker,
+    whatever the number of rows."""
     model = models.Deployable
+    columns, times = _columns(context, model, DEPLOYABLE_FIELDS[:-1])
     page = api.deployables.paged(
-        context, context.session.query(
-            model.id, *_columns(model, DEPLOYABLE_FIELDS[:-1])), **query)
-    found = page.all()
+        context, context.session.query(model.id, *columns), **query)
     # NOTE(db): the page's ids as a derived table, not an IN list, so that
-    # the attributes come in one SELECT however long the list is.
-    ids = page.with_entities(model.id).subquery()
+    # the attributes come in one SELECT however long the list is; read
+    # first, so that the rows can be encoded as they come.
+    attributes = _attribute_texts(
+        context, page.with_entities(model.id).subquery())
+    empty = json.dumps([])
+
+    def encoded():
+        for found in _streamed(context, page.statement):
+            for row, (dep_id, *_rest) in zip(
+                    _timed((row[1:] for row in found), times), found,
+                    strict=True):
+                # NOTE(db): the row but its last column, whose text is
+                # already there: '[..., "<updated_at>"' + ', [{...}]]'.
+                yield '%s, %s]' % (json.dumps(row)[:-1],
+                                   attributes.get(dep_id, empty))
+
+    return _array(encoded())
+
+
+def _attribute_texts(context, ids):
+    """{deployable id: JSON text of its attributes, one single-key dict
+    each in creation order} of the deployables whose ids ``ids`` selects;
+    equal texts are one string."""
     attr = models.Attribute
-    attributes = {}
-    for dep_id, key, value in context.session.execute(
-            sa.select(attr.deployable_id, attr.key, attr.value)
-            .join(ids, attr.deployable_id == ids.c.id).order_by(attr.id)):
-        attributes.setdefault(dep_id, []).append({key: value})
-    rows = _rows((row[1:] for row in found), DEPLOYABLE_FIELDS[:-1])
-    for row, (dep_id, *_rest) in zip(rows, found, strict=True):
-        row.append(attributes.get(dep_id, []))
-    return rows
+    texts, shared = {}, {}
+
+    def add(dep_id, pairs):
+        text = json.dumps([{key: value} for key, value in pairs])
+        texts[dep_id] = shared.setdefault(text, text)
+
+    current, pairs = None, []
+    for found in _streamed(
+            context, sa.select(attr.deployable_id, attr.key, attr.value)
+            .join(ids, attr.deployable_id == ids.c.id)
+            .order_by(attr.deployable_id, attr.id)):
+        for dep_id, key, value in found:
+            if dep_id != current:
+                if pairs:
+                    add(current, pairs)
+                current, pairs = dep_id, []
+            pairs.append((key, value))
+    if pairs:
+        add(current, pairs)
+    return texts
 
 
 @main.reader
 def devices(context, **query):
-    """``DEVICE_FIELDS`` rows of the devices ``query`` selects: one SELECT,
-    two with a marker."""
+    """``DEVICE_FIELDS`` rows of the devices ``query`` selects, as the JSON
+    text of a list of them: one SELECT, two with a marker."""
     model = models.Device
-    found = api.devices.paged(
-        context, context.session.query(*_columns(model, DEVICE_FIELDS)),
-        **query).all()
-    rows = _rows(found, DEVICE_FIELDS)
+    columns, times = _columns(context, model, DEVICE_FIELDS)
+    page = api.devices.paged(context, context.session.query(*columns),
+                             **query)
     services = DEVICE_FIELDS.index('services')
-    for row in rows:
-        row[services] = json.loads(row[services]) if row[services] else []
-    return rows
+    parsed = {}
+
+    def encoded():
+        for found in _streamed(context, page.statement):
+            rows = _timed(found, times)
+            for row in rows:
+                text = row[services]
+                if not text:
+                    row[services] = []
+                    continue
+                # NOTE(db): most devices offer the same services; each
+                # text is parsed once (and the memo kept small).
+                if text not in parsed:
+                    if len(parsed) >= BATCH:
+                        parsed.clear()
+                    parsed[text] = json.loads(text)
+                row[services] = parsed[text]
+            # NOTE(db): a run of rows, without its brackets, is what
+            # json.dumps writes for them inside the whole list.
+            yield json.dumps(rows)[1:-1]
+
+    return _array(text for text in encoded() if text)
 
 
 @main.reader

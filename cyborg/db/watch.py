@@ -32,6 +32,12 @@ def writes_listed(statement, context):
     return statement.lstrip()[:7].upper().startswith(_DML)
 
 
+def changed_rows(cursor):
+    """Whether a write may have changed rows: not when the driver says it
+    matched none (a periodic UPDATE with nothing to do)."""
+    return getattr(cursor, 'rowcount', -1) != 0
+
+
 def engine():
     """The conductor's engine (started on first use)."""
     return session.get_engine()

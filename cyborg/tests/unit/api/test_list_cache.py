@@ -19,6 +19,7 @@ from cyborg.conductor import rpcapi
 from cyborg.db import lists
 from cyborg.db import models
 from cyborg.objects import attribute as attribute_obj
+from cyborg.objects import base as base_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 from cyborg.tests.sqlcount import StatementCounter
@@ -184,6 +185,30 @@ def test_sql_outside_the_objects_shows_in_the_next_list(api, db, world):
     assert _items(api, '/v2/deployables') == []
 
 
+def test_a_write_that_matches_no_row_keeps_the_lists(api, db, world,
+                                                     monkeypatch, ctx):
+    """The conductors' periodic recovery of interrupted activations runs
+    an UPDATE of devices that usually matches nothing: the lists stay
+    cached and no other conductor is told."""
+    from cyborg.conductor import lifecycle
+
+    sent = []
+    monkeypatch.setattr(cache.Lists, '_tell_others',
+                        lambda self: sent.append(1))
+    _device(api, world['device'].uuid)
+    with StatementCounter(db) as fresh:
+        _device(api, world['device'].uuid)
+    assert lifecycle.recover_activations(ctx, 60) == 0
+    with StatementCounter(db) as after:
+        _device(api, world['device'].uuid)
+    assert _selects(after) == _selects(fresh)
+    assert sent == []
+    with db.begin() as conn:
+        conn.execute(sa.update(models.Device).values(status='ready'))
+    assert _device(api, world['device'].uuid)['status'] == 'ready'
+    assert sent == [1]
+
+
 @pytest.fixture
 def other_conductor(db, ctx):
     """The cache of a conductor in another process: it sees none of the
@@ -305,3 +330,31 @@ def test_bodies_are_those_wsme_renders(api, ctx, world, override, version,
         deployable_types.DeployableCollection.from_objects(
             deployable_obj.Deployable.list(ctx)))
     assert api.get('/v2/deployables', headers=headers).text == expected
+
+
+@pytest.mark.parametrize('batch', [1, 2, 1000])
+def test_rows_read_in_batches_are_those_of_the_objects(
+        ctx, world, make_device, make_deployable, monkeypatch, batch):
+    """The lists are encoded as the rows stream in, ``lists.BATCH`` at a
+    time: the text is ``json.dumps`` of the rows the objects make."""
+    monkeypatch.setattr(lists, 'BATCH', batch)
+    first = world['deployable']
+    make_deployable(device=make_device(hostname='h\u00e9'),
+                    name='second "q"', rp_uuid=str(uuid.uuid4()),
+                    attributes=[('rc', 'GPU'), ('trait0', 'CUSTOM_\u00e9')])
+    make_deployable(device=make_device(hostname='third',
+                                       services=['a', 'b']), name='third')
+    # NOTE(tests): an attribute created after the others' lands between
+    # their ids; each deployable's stay in creation order.
+    attribute_obj.Attribute(ctx, deployable_id=first.id, key='trait9',
+                            value='CUSTOM_LATE').create()
+    for query in ({}, {'sort_key': 'name', 'sort_dir': 'desc'},
+                  {'limit': 2}):
+        assert lists.deployables(ctx, **query) == base_obj.view_rows(
+            deployable_obj.Deployable.list(ctx, **query),
+            deployable_obj.Deployable.VIEW_FIELDS)['rows']
+    for query in ({}, {'sort_key': 'hostname', 'sort_dir': 'desc'},
+                  {'limit': 2}):
+        assert lists.devices(ctx, **query) == base_obj.view_rows(
+            device_obj.Device.list(ctx, **query),
+            device_obj.Device.VIEW_FIELDS)['rows']
