@@ -50,8 +50,6 @@ def device(host, reported, status, reason):
         driver_name=reported.driver_name,
         services=_json(sorted(reported.services)), controlpath_ids=[cpid],
         deployables=[deployable(dep, cpid) for dep in reported.deployables])
-    LOG.info('Host %s: new %s device %s (%s)', host, reported.type,
-             found.uuid, cpid.cpid_info)
     return found
 
 
@@ -78,10 +76,20 @@ def is_new(row):
 
 def insert(session, devices):
     """Insert ``devices`` (made by ``device``) and everything under them:
-    one INSERT per table, and one SELECT for the ids of each parent table.
+    one INSERT per table (and, without RETURNING, one SELECT for the ids
+    of each parent table).
     """
     if not devices:
         return
+    hosts = {}
+    for dev in devices:
+        hosts.setdefault(dev.hostname, []).append(dev)
+    # NOTE(inventory): one line per host: in a bootstorm, a line per device
+    # cost the conductor a tenth of its CPU time.
+    for host, found in hosts.items():
+        LOG.info('Host %s: %d new devices: %s', host, len(found), ', '.join(
+            '%s %s %s' % (dev.type, dev.uuid, dev.controlpath_ids[0].cpid_info)
+            for dev in found))
     ids = _insert(session, models.Device, _DEVICE, devices)
     cpids = [cpid for dev in devices for cpid in dev.controlpath_ids]
     deps = [dep for dev in devices for dep in dev.deployables]
@@ -104,18 +112,22 @@ def insert(session, devices):
 
 
 def _insert(session, model, columns, rows, ids=True):
-    """INSERT ``rows``; ``{uuid: id}`` of them when ``ids``.
-
-    NOTE(inventory): the ids are read back by uuid rather than with
-    RETURNING, which MySQL lacks.
-    """
+    """INSERT ``rows``; ``{uuid: id}`` of them when ``ids``: from RETURNING
+    where the database has it (PostgreSQL, SQLite, MariaDB), else read back
+    by uuid (MySQL)."""
     if not rows:
         return {}
-    session.execute(sa.insert(model.__table__),
-                    [{name: getattr(row, name) for name in columns}
-                     for row in rows])
+    values = [{name: getattr(row, name) for name in columns}
+              for row in rows]
+    stmt = sa.insert(model.__table__)
     if not ids:
+        session.execute(stmt, values)
         return None
+    if session.get_bind().dialect.insert_executemany_returning:
+        table = model.__table__
+        return dict(session.execute(
+            stmt.returning(table.c.uuid, table.c.id), values).all())
+    session.execute(stmt, values)
     return dict(session.execute(
         sa.select(model.uuid, model.id)
         .where(model.uuid.in_([row.uuid for row in rows]))).all())

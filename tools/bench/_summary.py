@@ -139,7 +139,7 @@ def scale_targets(results, args):
             rss.append((r['hosts'], max(peaks)))
     figures = [
         ('converge <= %d s for %s hosts' % (TARGET_SCALE_CONVERGE_S, hosts),
-         'bootstorm', 'converge_s', '%s s', TARGET_SCALE_CONVERGE_S),
+         'bootstorm', 'converge_s', '%.1f s', TARGET_SCALE_CONVERGE_S),
         ('<= %d SQL statements per host for the bootstorm'
          % TARGET_SCALE_SQL, 'bootstorm', 'sql_per_host', '%.1f',
          TARGET_SCALE_SQL),

@@ -352,9 +352,15 @@ def test_a_report_sent_as_another_host_is_turned_away(conductor, ctx,
     assert conductor.agent_heartbeat(ctx, 'node00', 0) is False
 
 
-def test_new_rows_of_a_batch_point_at_their_own_parents(db, ctx, override):
+@pytest.mark.parametrize('returning', [True, False])
+def test_new_rows_of_a_batch_point_at_their_own_parents(db, ctx, override,
+                                                        monkeypatch,
+                                                        returning):
     """Rows inserted by table for a whole batch: each control path,
-    deployable, attribute and handle belongs to its own device."""
+    deployable, attribute and handle belongs to its own device, with the
+    ids from RETURNING or (as on MySQL, which lacks it) read back."""
+    monkeypatch.setattr(db.dialect, 'insert_executemany_returning',
+                        returning)
     reports = [_whole(h, override, count=3) for h in _hosts(4)]
     outcomes = inventory.apply_reports(ctx, reports)
     with db.connect() as conn:
