@@ -53,7 +53,7 @@ Usage: python tools/bench/bootstorm.py [--hosts 10,100,300,1000]
 [--requests 50]
 [--kill-conductor-after SECONDS] [--round-timeout 1800]
 [--plot PATH.png] [--json PATH] [--logs DIR] [--no-placement]
-[--keep-going] [--verbose]
+[--keep-going] [--verbose] [--set SECTION.OPTION=VALUE ...]
 """
 
 import argparse
@@ -128,7 +128,8 @@ def run_hosts(n, args, failures):
         for handler in handlers:
             root.addHandler(handler)
         stack = _stack.Stack(workdir, hosts, args.conductors, print,
-                             args.placement_workers)
+                             args.placement_workers,
+                             sections=_sections(args.set))
         try:
             with stack:
                 try:
@@ -248,6 +249,11 @@ def parse_args():
                              'correctness failure')
     parser.add_argument('--verbose', action='store_true',
                         help='Placement requests per kind')
+    parser.add_argument('--set', action='append', default=[],
+                        metavar='SECTION.OPTION=VALUE',
+                        help='an option of the services\' configuration '
+                             'files (repeatable), e.g. '
+                             'conductor.report_batch_delay=0.1')
     args = parser.parse_args()
     try:
         args.host_counts = [int(n) for n in args.hosts.split(',') if n]
@@ -269,6 +275,19 @@ def parse_args():
 
 def _stop_on_sigterm(_signo, _frame):
     raise KeyboardInterrupt
+
+
+def _sections(settings):
+    """``{section: {option: value}}`` of ``--set`` arguments."""
+    sections = {}
+    for setting in settings:
+        name, sep, value = setting.partition('=')
+        section, dot, option = name.partition('.')
+        if not (sep and dot and section and option):
+            raise SystemExit('--set %s: expected SECTION.OPTION=VALUE'
+                             % setting)
+        sections.setdefault(section, {})[option] = value
+    return sections
 
 
 def configure_agents(concurrency):

@@ -33,9 +33,10 @@ def stack(db, override, tmp_path):
     override('transport_url', 'fake:/')
     override('state_path', str(tmp_path))
     override('report_interval', 3600, group='agent')
-    # NOTE(tests): agents here heartbeat one at a time; waiting for others
-    # to batch with would only slow the tests down.
+    # NOTE(tests): agents here report and heartbeat one at a time; waiting
+    # for others to batch with would only slow the tests down.
     override('heartbeat_batch_delay', 0, group='conductor')
+    override('report_batch_delay', 0, group='conductor')
     rpc.cleanup()
     manager = conductor_manager.ConductorManager('ctl')
     # NOTE(tests): init_host records the conductor; its periodic takeover
