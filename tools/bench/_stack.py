@@ -17,6 +17,7 @@ import re
 import signal
 import time
 
+import _meters
 import psycopg2
 import pymysql
 import requests
@@ -29,7 +30,6 @@ from cyborg.tests import deployments
 from cyborg.tests import processes
 
 START_TIMEOUT = 120
-_TICKS = os.sysconf('SC_CLK_TCK')
 _LOG_LINE = re.compile(
     r'^(\S+ \S+ \d+) ([A-Z]+) (\S+) (?:\[[^]]*\] )?(.*)$')
 _CYBORG_FRAME = re.compile(
@@ -39,93 +39,6 @@ _EXCEPTION_LINE = re.compile(r'^[A-Za-z_][\w.]*: ')
 
 class Failed(Exception):
     """A correctness check failed; the bench exits non-zero."""
-
-
-def cpu_seconds(pid):
-    """User plus system CPU seconds of a process (None once it is gone)."""
-    try:
-        with open('/proc/%d/stat' % pid) as stat:
-            fields = stat.read().rpartition(')')[2].split()
-    except (OSError, ValueError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
-def peak_rss_kib(pid):
-    """A process's peak resident memory (``VmHWM``, kB); None once gone."""
-    try:
-        with open('/proc/%d/status' % pid) as status:
-            for line in status:
-                if line.startswith('VmHWM:'):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def pids_named(*names):
-    """Pids of the processes whose command name is one of ``names``."""
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/comm' % entry) as comm:
-                if comm.read().strip() in names:
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
-class CpuMeter:
-    """CPU seconds of groups of processes between two samples.
-
-    A group is a list of pids, or a callable returning one (for services
-    whose processes come and go, such as PostgreSQL's backends). The CPU
-    of a process that exits between the samples is lost unless its last
-    figure was put in ``final`` (a conductor the bench kills). ``other``
-    is the machine's busy CPU time that no group used: other work on a
-    shared machine.
-    """
-
-    OTHER = 'other processes'
-
-    def __init__(self, groups):
-        self.groups = groups
-        self.final = {}
-
-    def sample(self):
-        found = {}
-        for name, pids in self.groups.items():
-            pids = pids() if callable(pids) else pids
-            found[name] = {pid: cpu_seconds(pid) for pid in pids}
-        return found, _busy_seconds()
-
-    def since(self, then):
-        (then, busy_then), (now, busy_now) = then, self.sample()
-        result = {}
-        for name, pids in now.items():
-            total = 0.0
-            for pid in set(pids) | set(then[name]):
-                cpu = pids.get(pid)
-                if cpu is None:
-                    cpu = self.final.get(pid)
-                if cpu is not None:
-                    total += cpu - (then[name].get(pid) or 0)
-            result[name] = round(total, 2)
-        result[self.OTHER] = round(max(
-            0.0, busy_now - busy_then - sum(result.values())), 2)
-        return result
-
-
-def _busy_seconds():
-    """CPU seconds every CPU of the machine spent busy since boot."""
-    with open('/proc/stat') as stat:
-        fields = [int(f) for f in stat.readline().split()[1:]]
-    # NOTE(bench): user nice system idle iowait irq softirq steal ...;
-    # guest time is counted in user already.
-    return (sum(fields[:8]) - fields[3] - fields[4]) / _TICKS
 
 
 def log_errors(text):
@@ -382,14 +295,14 @@ class Stack:
         # vhost is, or it keeps trying to reconnect to it.
         rpc.cleanup()
         self._exit.callback(rpc.cleanup)
-        self.cpu = CpuMeter({
+        self.cpu = _meters.CpuMeter({
             'conductors': lambda: [p.proc.pid for p in self.conductors],
             'Placement': lambda: [p.proc.pid for p in self.placements],
             'API': [self.api.proc.pid],
             'agents (bench)': [os.getpid()],
-            'MariaDB': pids_named('mariadbd', 'mysqld'),
-            'PostgreSQL': lambda: pids_named('postgres'),
-            'RabbitMQ': pids_named('beam.smp'),
+            'MariaDB': _meters.pids_named('mariadbd', 'mysqld'),
+            'PostgreSQL': lambda: _meters.pids_named('postgres'),
+            'RabbitMQ': _meters.pids_named('beam.smp'),
         })
 
     def _add(self, proc):
@@ -461,7 +374,7 @@ class Stack:
         found = {}
         for proc in self.conductors:
             peaks = [self.killed_rss.get(proc.name),
-                     peak_rss_kib(proc.proc.pid)]
+                     _meters.peak_rss_kib(proc.proc.pid)]
             if any(peaks):
                 found[proc.name] = round(
                     max(kib or 0 for kib in peaks) / 1024, 1)
@@ -474,8 +387,8 @@ class Stack:
     def kill_and_restart(self, proc):
         """SIGKILL a conductor and start it again at once."""
         pid = proc.proc.pid
-        self.cpu.final[pid] = cpu_seconds(pid)
-        peaks = [self.killed_rss.get(proc.name), peak_rss_kib(pid)]
+        self.cpu.final[pid] = _meters.cpu_seconds(pid)
+        peaks = [self.killed_rss.get(proc.name), _meters.peak_rss_kib(pid)]
         if any(peaks):
             self.killed_rss[proc.name] = max(kib or 0 for kib in peaks)
         proc.proc.send_signal(signal.SIGKILL)
