@@ -65,6 +65,7 @@ def build_services():
             CONF.host, os.path.join(CONF.state_path,
                                     'agent-%s-placement.json' % CONF.host),
             client=placement.client())
+    outage.quiet_pool_resets()
     conductor = conductor_manager.ConductorManager(CONF.host)
     services.append(service.RPCService(
         conductor, CONF.conductor.topic, CONF.host, conductor_manager.BINARY,

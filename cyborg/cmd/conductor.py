@@ -14,6 +14,7 @@ CONF = cfg.CONF
 
 def main(argv=None):
     service.prepare_service(sys.argv[1:] if argv is None else argv)
+    outage.quiet_pool_resets()
     try:
         conductor_manager = manager.ConductorManager(CONF.host)
         conductor = service.RPCService(

@@ -1,10 +1,12 @@
 """Database outages: recognise them, refuse requests quietly, log edges."""
 
 import functools
+import logging as py_logging
 import threading
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from sqlalchemy import pool as sa_pool
 
 from cyborg import exception
 from cyborg.db import unreachable
@@ -56,6 +58,45 @@ class OutageTracker:
 
 #: The conductor process's tracker.
 TRACKER = OutageTracker()
+
+
+class PoolResetFilter(py_logging.Filter):
+    """Drops SQLAlchemy's traceback for a connection that the database
+    dropped, counting it as the outage it is instead."""
+
+    def __init__(self, tracker=None):
+        super().__init__()
+        self._tracker = tracker
+
+    def filter(self, record):
+        failure = record.exc_info[1] if record.exc_info else None
+        if failure is None or not is_connection_error(failure):
+            return True
+        (self._tracker or TRACKER).failed(failure, request=False)
+        return False
+
+
+def _pool_classes(cls=sa_pool.Pool):
+    yield cls
+    for sub in cls.__subclasses__():
+        yield from _pool_classes(sub)
+
+
+def quiet_pool_resets(tracker=None):
+    """Have every connection pool's logger leave a lost connection to the
+    tracker: when the database goes away, a pool that returns a checked-out
+    connection fails to roll it back and would log a traceback for each."""
+    found = PoolResetFilter(tracker)
+    for cls in _pool_classes():
+        # NOTE(outage): a logger's filters see only its own records, and a
+        # pool logs to its class's logger (SQLAlchemy's instance_logger).
+        logger = py_logging.getLogger('%s.%s' % (cls.__module__,
+                                                 cls.__name__))
+        for old in [f for f in logger.filters
+                    if isinstance(f, PoolResetFilter)]:
+            logger.removeFilter(old)
+        logger.addFilter(found)
+    return found
 
 
 def guard(func, tracker=None):

@@ -17,6 +17,10 @@ _LOST_MARKERS = (
     'connection to server', 'connection was killed',
 )
 
+# NOTE(db): PEP 249's names for the driver's own errors (pymysql's,
+# psycopg2's), met where SQLAlchemy logs them unwrapped (a pool's reset).
+_DBAPI_NAMES = ('OperationalError', 'InterfaceError')
+
 
 def _causes(exc):
     """exc, then what it wraps or was raised from, each once."""
@@ -40,7 +44,8 @@ def is_connection_error(exc):
         if isinstance(cause, (sa_exc.InterfaceError,
                               sa_exc.DisconnectionError)):
             return True
-        if isinstance(cause, (sa_exc.OperationalError, db_exc.DBError)):
+        if isinstance(cause, (sa_exc.OperationalError, db_exc.DBError)) \
+                or type(cause).__name__ in _DBAPI_NAMES:
             text = str(cause).lower()
             if any(marker in text for marker in _LOST_MARKERS):
                 return True

@@ -1,12 +1,15 @@
 """Database outages in the conductor: translation, logging, the tracker."""
 
 import logging
+import sys
 import threading
 
 from oslo_db import exception as db_exc
 import oslo_messaging as messaging
 import pytest
+import sqlalchemy
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import pool as sa_pool
 
 from cyborg import exception
 from cyborg.conductor import outage
@@ -185,3 +188,35 @@ def test_periodic_tasks_are_quiet_and_end_an_outage():
                                                    logging.INFO]
     assert '; 0 requests were refused' in log.records[1][1]
 
+
+
+class OperationalError(Exception):
+    """Named as PEP 249 names a driver's error (pymysql's, psycopg2's)."""
+
+
+def _raised(exc):
+    try:
+        raise exc
+    except Exception:
+        return sys.exc_info()
+
+
+def test_a_pool_reset_on_a_lost_connection_is_the_outage(caplog):
+    log = _Log()
+    tracker = outage.OutageTracker(log)
+    outage.quiet_pool_resets(tracker)
+    try:
+        engine = sqlalchemy.create_engine('sqlite://',
+                                          poolclass=sa_pool.QueuePool)
+        with caplog.at_level(logging.ERROR):
+            engine.pool.logger.error(
+                'Exception during reset or similar', exc_info=_raised(
+                    OperationalError(2013, 'Lost connection to MySQL '
+                                           'server during query')))
+            engine.pool.logger.error('Exception during reset or similar',
+                                     exc_info=_raised(ValueError('a bug')))
+    finally:
+        outage.quiet_pool_resets()
+    assert [r.exc_info[0] for r in caplog.records] == [ValueError]
+    assert tracker.down and tracker.refused == 0
+    assert [level for level, _ in log.records] == [logging.ERROR]
