@@ -240,6 +240,10 @@ class DeviceStateConflict(Conflict):
                '%(action)s it.')
 
 
+class DeviceMetricsUnavailable(Conflict):
+    msg_fmt = 'Device %(uuid)s has no telemetry now: %(reason)s'
+
+
 class AgentUnavailable(ServiceUnavailable):
     msg_fmt = 'The agent of host %(host)s did not answer: %(reason)s'
 

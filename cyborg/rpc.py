@@ -41,6 +41,11 @@ def init(conf):
             conf, allowed_remote_exmods=ALLOWED_EXMODS)
 
 
+def notification_transport():
+    """The notification transport ``init`` made, or None before it."""
+    return _NOTIFICATION_TRANSPORT
+
+
 def cleanup():
     global _TRANSPORT, _NOTIFICATION_TRANSPORT, _REPLIES
     for transport in (_TRANSPORT, _NOTIFICATION_TRANSPORT):

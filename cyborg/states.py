@@ -8,16 +8,26 @@ DEVICE_INACTIVE = 'inactive'
 # Transitional: the agent is running the driver's install step.
 DEVICE_ACTIVATING = 'activating'
 DEVICE_READY = 'ready'
+# Transitional: no new bind, bound ARQs run on; maintaining once the last
+# one unbinds (microversion 2.6 shows it; earlier ones say maintaining).
+DEVICE_DRAINING = 'draining'
 DEVICE_MAINTAINING = 'maintaining'
 DEVICE_ERROR = 'error'
 DEVICE_LOST = 'lost'
+
+#: Beginning of the status_reason of a device in maintenance; the status it
+#: had follows, and enable returns it there.
+MAINTAINING_FROM = 'maintenance; was '
+#: Beginning of the status_reason of a draining device.
+DRAINING_LEFT = 'draining: '
 
 #: Beginning of the status_reason of a device whose driver's install step
 #: failed (it is then in error).
 ACTIVATION_FAILED = 'activation failed: '
 
 DEVICE_STATES = (DEVICE_INACTIVE, DEVICE_ACTIVATING, DEVICE_READY,
-                 DEVICE_MAINTAINING, DEVICE_ERROR, DEVICE_LOST)
+                 DEVICE_MAINTAINING, DEVICE_ERROR, DEVICE_LOST,
+                 DEVICE_DRAINING)
 
 DEVICE_TRANSITIONS = {
     DEVICE_INACTIVE: {DEVICE_ACTIVATING, DEVICE_READY, DEVICE_MAINTAINING,
@@ -25,7 +35,9 @@ DEVICE_TRANSITIONS = {
     DEVICE_ACTIVATING: {DEVICE_READY, DEVICE_ERROR, DEVICE_INACTIVE,
                         DEVICE_LOST},
     DEVICE_READY: {DEVICE_MAINTAINING, DEVICE_ERROR, DEVICE_LOST,
-                   DEVICE_INACTIVE},
+                   DEVICE_INACTIVE, DEVICE_DRAINING},
+    DEVICE_DRAINING: {DEVICE_MAINTAINING, DEVICE_READY, DEVICE_ERROR,
+                      DEVICE_LOST, DEVICE_INACTIVE},
     DEVICE_MAINTAINING: {DEVICE_READY, DEVICE_ERROR, DEVICE_LOST,
                          DEVICE_INACTIVE},
     DEVICE_ERROR: {DEVICE_READY, DEVICE_MAINTAINING, DEVICE_LOST,
@@ -33,6 +45,21 @@ DEVICE_TRANSITIONS = {
     DEVICE_LOST: {DEVICE_INACTIVE, DEVICE_READY, DEVICE_MAINTAINING,
                   DEVICE_ERROR},
 }
+
+# --- Device health ----------------------------------------------------------
+# NOTE(states): what the agent's checks say of a device, apart from its
+# status; a failed device is held in error (and reserved) until it has been
+# healthy for [conductor] health_recover_after checks.
+HEALTH_OK = 'ok'
+HEALTH_DEGRADED = 'degraded'
+HEALTH_FAILED = 'failed'
+HEALTH_UNKNOWN = 'unknown'
+HEALTH_STATES = (HEALTH_OK, HEALTH_DEGRADED, HEALTH_FAILED, HEALTH_UNKNOWN)
+#: Beginning of the status_reason of a device held in error by its health.
+UNHEALTHY = 'unhealthy: '
+#: ... and of one whose health changed too often: only an operator's enable
+#: returns it.
+FLAPPING = 'flapping: '
 
 # --- Accelerator requests ---------------------------------------------------
 ARQ_INITIAL = 'Initial'

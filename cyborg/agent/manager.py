@@ -12,6 +12,7 @@ import oslo_messaging as messaging
 from cyborg import exception
 from cyborg.agent import cache as report_cache
 from cyborg.agent import driver_ops
+from cyborg.agent import metrics
 from cyborg.agent import placement as agent_placement
 from cyborg.agent import reporting
 from cyborg.agent import resource_tracker
@@ -29,7 +30,7 @@ BINARY = 'cyborg-agent'
 class AgentManager(reporting.Reporter):
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.6')
+    target = messaging.Target(version='1.7')
 
     def __init__(self, host, tracker=None, placement=None):
         self.host = host
@@ -56,6 +57,7 @@ class AgentManager(reporting.Reporter):
         # NOTE(agent): the first pass heals: Placement may have changed
         # while this agent was down.
         self._heal_due = 0.0
+        self.telemetry = metrics.Sampler(self)
 
     @staticmethod
     def _provider_tree(host):
@@ -71,7 +73,11 @@ class AgentManager(reporting.Reporter):
         self.conductor = conductor_rpcapi.ConductorAPI()
 
     def periodic_tasks(self):
-        return [(CONF.agent.report_interval, self.report)]
+        tasks = [(CONF.agent.report_interval, self.report)]
+        if CONF.agent.metrics_listen:
+            tasks.append((CONF.agent.report_interval,
+                          self.telemetry.refresh_uuids))
+        return tasks
 
     # --- RPC endpoints -----------------------------------------------------
 
@@ -82,6 +88,7 @@ class AgentManager(reporting.Reporter):
         :returns: whether Placement now holds them; None when this agent
             does not use Placement.
         """
+        self.telemetry.learn(devices)
         if self.placement is None:
             return None
         with self._lock:
@@ -97,6 +104,17 @@ class AgentManager(reporting.Reporter):
         """
         self.report()
         return self.last_result
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def device_metrics(self, context, device_key):
+        """RPC (1.7): the latest telemetry sample of one device of this
+        host: ``metrics``, ``health``, ``health_reason``,
+        ``health_sources`` and ``sampled_at`` (ISO 8601, UTC).
+
+        :raises DeviceMetricsUnavailable: the last discovery did not find
+            the device.
+        """
+        return self.telemetry.sample(device_key).to_primitive()
 
     def _device(self, driver_name, cpid_type, cpid_info):
         key = DeviceKey.parse([cpid_type, cpid_info]).text()

@@ -9,6 +9,7 @@ from cyborg import drivers
 from cyborg import exception
 from cyborg.agent import discovery_cache
 from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import report
 
 CONF = cfg.CONF
@@ -126,7 +127,7 @@ class ResourceTracker:
         for driver, devices in found:
             for device in devices:
                 host_report.devices.append(
-                    _copy(device, self._fault(driver, device)))
+                    _copy(device, self._health(driver, device)))
         return host_report, failed
 
     def _run_drivers(self):
@@ -141,25 +142,38 @@ class ResourceTracker:
         return found, failed
 
     @staticmethod
-    def _fault(driver, device):
+    def _health(driver, device):
+        """The report fields of the driver's Health of ``device``.
+
+        ``fault`` keeps the meaning conductors older than health states
+        read: the reason of a failed device, else None.
+        """
         try:
-            health = driver.health(device)
+            found = driver.health(device)
         except Exception as exc:  # noqa: BLE001 - a failing check is a fault
             LOG.warning('Health check of %s by %s failed: %s',
                         device.controlpath.cpid_info, driver.name, exc)
-            return 'health check failed: %s' % exc
-        return None if health.ok else (health.reason or 'unhealthy')
+            found = base.Health(base.FAILED,
+                                'health check failed: %s' % exc)
+        # NOTE(health): drivers that build Health themselves may say more
+        # than the conductor's column holds.
+        reason = health.one_line(found.reason)
+        if found.state == base.FAILED and not reason:
+            reason = 'unhealthy'
+        return {'fault': reason if found.state == base.FAILED else None,
+                'health': found.state, 'health_reason': reason,
+                'health_sources': list(found.sources)}
 
 
-def _copy(device, fault):
-    """``device`` with ``fault``, sharing nothing mutable with it.
+def _copy(device, health_fields):
+    """``device`` with its health fields, sharing nothing mutable with it.
 
     NOTE(discovery_cache): the cached devices are handed out again on the
     next passes; what a caller changes of one pass's report must not show
     in the next one.
     """
     return _clone(
-        device, fault=fault,
+        device, **health_fields,
         std_board_info=dict(device.std_board_info),
         vendor_board_info=dict(device.vendor_board_info),
         services=list(device.services), warnings=list(device.warnings),

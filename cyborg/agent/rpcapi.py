@@ -38,13 +38,14 @@ class AgentAPI:
     * 1.6 - no new method: the agent runs the install step of the new
       devices the answer to its report names (``install``) and sends the
       outcomes with its next report (``installed``).
+    * 1.7 - device_metrics: the latest telemetry sample of one device.
 
     ``[upgrade_levels] agent`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
     form where one exists. Arguments are plain values, no objects.
     """
 
-    RPC_API_VERSION = '1.6'
+    RPC_API_VERSION = '1.7'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -179,3 +180,15 @@ class AgentAPI:
                               timeout=CONF.conductor.program_timeout)
         return cctxt.call(context, 'update_driver', name=name,
                           image_id=image_id)
+
+    def device_metrics(self, context, host, device_key, timeout):
+        """The latest telemetry sample of one device of ``host``.
+
+        :param device_key: the device's control path ``[type, info]``.
+        :param timeout: seconds to wait for the agent's answer.
+        :returns: ``{'metrics', 'health', 'health_reason',
+            'health_sources', 'sampled_at'}``.
+        """
+        cctxt = self._prepare(host, '1.7', 'device_metrics',
+                              timeout=timeout)
+        return cctxt.call(context, 'device_metrics', device_key=device_key)

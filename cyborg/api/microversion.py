@@ -37,6 +37,11 @@ VERSIONS = (
                        '/v2/drivers, PATCH and DELETE /v2/drivers/{host}/'
                        '{name}, GET /v2/services, POST /v2/services/'
                        'discover.'),
+    VersionNote('2.6', 'Device health and maintenance: devices show '
+                       'health, health_reason, health_sources, '
+                       'health_checked_at, affected_arqs and the status '
+                       'draining; POST /v2/devices/{uuid}/drain; GET '
+                       '/v2/devices/{uuid}/metrics.'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)

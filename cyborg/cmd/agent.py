@@ -7,6 +7,7 @@ from oslo_config import cfg
 from cyborg import exception
 from cyborg import service
 from cyborg.agent import manager
+from cyborg.agent import metrics
 from cyborg.agent import rpcapi
 from cyborg.objects import base as objects_base
 from cyborg.objects import indirection
@@ -21,8 +22,10 @@ def main(argv=None):
     objects_base.CyborgObject.indirection_api = (
         indirection.ConductorIndirectionAPI())
     try:
-        agent = service.RPCService(manager.AgentManager(CONF.host),
-                                   rpcapi.TOPIC, CONF.host, manager.BINARY)
-        service.run(agent)
+        found = manager.AgentManager(CONF.host)
+        agent = service.RPCService(found, rpcapi.TOPIC, CONF.host,
+                                   manager.BINARY)
+        # NOTE(metrics): started after the RPC service, so stopped first.
+        service.run(agent, *metrics.services(found))
     except exception.ConfigError as exc:
         service.fail(exc)

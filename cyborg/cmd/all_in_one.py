@@ -9,6 +9,7 @@ from cyborg import embedded_placement
 from cyborg import exception
 from cyborg import service
 from cyborg.agent import manager as agent_manager
+from cyborg.agent import metrics as agent_metrics
 from cyborg.agent import placement as agent_placement
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.api import app as api_app
@@ -70,9 +71,10 @@ def build_services():
     services.append(service.RPCService(
         conductor, CONF.conductor.topic, CONF.host, conductor_manager.BINARY,
         endpoint=outage.GuardedEndpoint(conductor)))
+    agent = agent_manager.AgentManager(CONF.host, placement=provider_tree)
     services.append(service.RPCService(
-        agent_manager.AgentManager(CONF.host, placement=provider_tree),
-        agent_rpcapi.TOPIC, CONF.host, agent_manager.BINARY))
+        agent, agent_rpcapi.TOPIC, CONF.host, agent_manager.BINARY))
+    services += agent_metrics.services(agent)
     services.append(service.WSGIService(
         'cyborg-api', api_app.setup_app(), CONF.api.host_ip, CONF.api.port,
         CONF.api.workers))

@@ -8,6 +8,7 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
 from cyborg.conductor import binding
 from cyborg.conductor import hostwork
+from cyborg.notifications import arq as arq_notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -132,8 +133,12 @@ def _bind(context, job, conductor):
     if binding.start_bind_on(context, arq, instance,
                              job['deployable']['uuid'],
                              owner=conductor.host):
+        arq_notifications.bind_started(
+            context, lambda: [binding.get(context, arq)])
         conductor.finish_binds(context, [arq])
     else:
+        arq_notifications.bind_ended(
+            context, lambda: [binding.get(context, arq)], ok=False)
         conductor.finish_binds(context, [], failed={arq: instance})
     state = binding.get(context, arq).state
     if state != states.ARQ_BOUND:

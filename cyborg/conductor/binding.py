@@ -11,6 +11,7 @@ from oslo_log import log as logging
 from cyborg import states
 from cyborg.db import arqs as arq_db
 from cyborg.db import bind_work
+from cyborg.notifications import arq as arq_notifications
 from cyborg.objects import arq as arq_obj
 
 LOG = logging.getLogger(__name__)
@@ -67,7 +68,9 @@ def create(context, profile_name, project_id):
     created = arq_db.create(context, profile_name, project_id)
     LOG.info('Created %d accelerator requests from device profile %s',
              len(created), profile_name)
-    return [_to_object(context, values) for values in created]
+    arqs = [_to_object(context, values) for values in created]
+    arq_notifications.created(context, arqs)
+    return arqs
 
 
 def get(context, uuid, project_id=None):

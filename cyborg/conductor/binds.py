@@ -9,6 +9,8 @@ from cyborg.conductor import binding
 from cyborg.conductor import hostwork
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.conductor import takeover
+from cyborg.notifications import arq as arq_notifications
+from cyborg.notifications import base as notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -39,6 +41,9 @@ def start(context, bindings, project_id, host):
     cast to itself. Returns the uuids now BindStarted."""
     started, failed = binding.start_bind(context, bindings, project_id,
                                          owner=host)
+    arq_notifications.bind_started(context, lambda: arqs(context, started))
+    arq_notifications.bind_ended(context, lambda: arqs(context, failed),
+                                 ok=False)
     if started or failed:
         # NOTE(conductor): the API answers 202 at once; Nova hears of
         # failed binds too from the cast, never while it waits. The
@@ -86,6 +91,9 @@ def _work(context, uuids, host, agent_api, results):
             hostwork.release(context, job['prepared'], agent_api)
         elif done is not None:
             results[uuid] = done
+            arq_notifications.bind_ended(
+                context, lambda uuid=uuid: arqs(context, [uuid]),
+                ok=done[1] == states.ARQ_BOUND)
 
 
 def tell_nova(nova, results):
@@ -106,7 +114,16 @@ def tell_nova(nova, results):
 def delete(context, uuids, instance_uuid, project_id, bound_ok, agent_api):
     """Delete ARQs and have the agents release their prepared handles;
     returns how many were deleted."""
+    gone = notifications.collect(
+        lambda: arqs(context, uuids, project_id) if uuids is not None else
+        binding.list_arqs(context, project_id, instance_uuid))
     count, released = binding.delete(context, uuids, instance_uuid,
                                      project_id, bound_ok)
+    arq_notifications.deleted(context, gone)
     hostwork.release(context, released, agent_api)
     return count
+
+
+def arqs(context, uuids, project_id=None):
+    """The ARQs of ``uuids``, for their notifications."""
+    return [binding.get(context, uuid, project_id) for uuid in uuids]

@@ -11,6 +11,7 @@ from cyborg.conductor import accelerators
 from cyborg.conductor import hostwork
 from cyborg.db import drivers as driver_db
 from cyborg.db import services as service_queries
+from cyborg.notifications import driver as driver_notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -51,10 +52,24 @@ def _check_free(context, host, entry):
 def install(context, host, name, agent_api):
     """Have an agent install and enable a driver; its entry now."""
     check_host(context, host)
-    result = agent_rpcapi.reached(host, agent_api.install_driver, context,
-                                  host, name)
+    result = _on_agent(context, 'install', host, name,
+                       agent_api.install_driver, context, host, name)
     record(context, host, result)
-    return driver_entry(context, host, name)
+    entry = driver_entry(context, host, name)
+    driver_notifications.ended(context, 'install', host, name, entry)
+    return entry
+
+
+def _on_agent(context, action, host, name, call, *args, image_id=None):
+    """``call(*args)`` on the agent, between the start and the end or
+    error notifications of ``action``."""
+    driver_notifications.started(context, action, host, name, image_id)
+    try:
+        return agent_rpcapi.reached(host, call, *args)
+    except exception.CyborgException as exc:
+        driver_notifications.failed(context, action, host, name, exc,
+                                    image_id)
+        raise
 
 
 def uninstall(context, host, name, agent_api):
@@ -63,9 +78,12 @@ def uninstall(context, host, name, agent_api):
     if not entry['enabled']:
         raise exception.DriverNotEnabled(name=name, host=host)
     _check_free(context, host, entry)
-    result = agent_rpcapi.reached(host, agent_api.uninstall_driver, context,
-                                  host, entry['name'])
+    result = _on_agent(context, 'uninstall', host, entry['name'],
+                       agent_api.uninstall_driver, context, host,
+                       entry['name'])
     record(context, host, result)
+    driver_notifications.ended(context, 'uninstall', host, entry['name'],
+                               lambda: driver_entry(context, host, name))
 
 
 def update(context, host, name, agent_api, image_id=None):
@@ -81,14 +99,17 @@ def update(context, host, name, agent_api, image_id=None):
         _check_free(context, host, entry)
     before = snapshot(context, host)
     try:
-        result = agent_rpcapi.reached(host, agent_api.update_driver, context,
-                                      host, entry['name'], image_id)
+        result = _on_agent(context, 'update', host, entry['name'],
+                           agent_api.update_driver, context, host,
+                           entry['name'], image_id, image_id=image_id)
     except exception.DriverError as exc:
         raise exception.DriverUpdateFailed(
             name=entry['name'], host=host, reason=str(exc)) from exc
     record(context, host, result)
     entry = driver_entry(context, host, name)
     entry['changes'] = changes(before, snapshot(context, host))
+    driver_notifications.ended(context, 'update', host, entry['name'], entry,
+                               image_id)
     return entry
 
 

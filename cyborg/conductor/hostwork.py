@@ -10,6 +10,7 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import binding
 from cyborg.db import deployables as deployable_db
+from cyborg.notifications import program as program_notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -37,7 +38,8 @@ def wanted_image(group, glance):
 _target = deployable_db.program_target
 
 
-def _program(context, target, image_id, agent_api):
+def _program(context, target, image_id, agent_api, arq_uuid=None):
+    program_notifications.started(context, target, image_id, arq_uuid)
     try:
         agent_rpcapi.reached(
             target['host'], agent_api.program, context, target['host'],
@@ -45,10 +47,17 @@ def _program(context, target, image_id, agent_api):
             target['name'], image_id)
     except (exception.DriverError, exception.ImageNotFound,
             exception.ImageNotUsable, exception.ImageUnavailable) as exc:
+        program_notifications.failed(context, target, image_id, exc,
+                                     arq_uuid)
         raise exception.ProgrammingFailed(uuid=target['uuid'],
                                           image=image_id,
                                           reason=str(exc)) from exc
+    except exception.CyborgException as exc:
+        program_notifications.failed(context, target, image_id, exc,
+                                     arq_uuid)
+        raise
     deployable_db.set_bitstream(context, target['uuid'], image_id)
+    program_notifications.ended(context, target, image_id, arq_uuid)
     LOG.info('Deployable %s now holds image %s', target['uuid'], image_id)
 
 
@@ -97,7 +106,8 @@ def bind(context, job, agent_api, glance=None):
                     if others:
                         raise exception.DeployableInUse(
                             uuid=dep['uuid'], count=others)
-                    _program(context, current, image_id, agent_api)
+                    _program(context, current, image_id, agent_api,
+                             arq_uuid=job['uuid'])
         if handle['type'] in states.PREPARED_HANDLE_TYPES:
             agent_api.prepare_handle(context, job['host'], job['driver_name'],
                                      handle['type'], handle['info'],

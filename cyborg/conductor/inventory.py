@@ -7,11 +7,16 @@ from oslo_log import log as logging
 from oslo_utils import versionutils
 
 from cyborg import exception
+from cyborg import states
 from cyborg import upgrade_levels
+from cyborg.db import api as dbapi
+from cyborg.db import device_health
 from cyborg.db import host_rows
 from cyborg.db import inventory as inventory_db
 from cyborg.db import services as service_queries
 from cyborg.drivers import report as driver_report
+from cyborg.notifications import base as notifications
+from cyborg.notifications import device as device_notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -97,8 +102,60 @@ def apply_reports(context, reports):
         LOG.info('A batch of %d reports met another writer (%s); applying '
                  'them one by one', len(reports), type(exc).__name__)
         outcomes = [_LATER] * len(reports)
-    return [_apply_alone(context, report) if outcome is _LATER else outcome
-            for report, outcome in zip(reports, outcomes, strict=True)]
+    outcomes = [_apply_alone(context, report) if outcome is _LATER
+                else outcome
+                for report, outcome in zip(reports, outcomes, strict=True)]
+    for outcome in outcomes:
+        if isinstance(outcome, dict):
+            announce(context, outcome.pop('health_changes', ()))
+            for change in outcome.pop('status_changes', ()):
+                notify_change(context, change)
+            device_notifications.inventory_changed(
+                context, created=outcome.pop('created', ()),
+                updated=outcome.pop('updated', ()),
+                deleted=outcome.pop('deleted', ()))
+    return outcomes
+
+
+def announce(context, changes):
+    """Say what reports changed of devices' health, once committed.
+
+    A failed device is already reserved: the report's answer tells its
+    agent, in the same round trip.
+    """
+    for change in changes:
+        if change.health == states.HEALTH_FAILED:
+            LOG.warning('Device %s on %s failed its health checks (%s); it '
+                        'is %s and excluded from scheduling', change.uuid,
+                        change.hostname, change.reason, change.status)
+        elif change.old_status != change.status:
+            LOG.warning('Device %s on %s is %s: %s', change.uuid,
+                        change.hostname, change.status, change.reason)
+        else:
+            LOG.info('Device %s on %s: health %s (was %s)%s', change.uuid,
+                     change.hostname, change.health,
+                     change.old_health or 'not reported',
+                     ': %s' % change.reason if change.reason else '')
+        notify_change(context, change)
+
+
+def notify_change(context, change):
+    """The notifications of a ``device_health.Change``."""
+    def device():
+        return dbapi.devices.get(context, change.uuid)
+
+    if change.health != change.old_health:
+        affected = ()
+        if (change.health == states.HEALTH_FAILED and
+                notifications.enabled()):
+            affected = device_health.affected_of(context, change.uuid)
+        device_notifications.health_changed(
+            context, device, change.old_health, change.health,
+            change.reason, affected_arqs=affected)
+    if change.status != change.old_status:
+        device_notifications.status_changed(
+            context, device, change.old_status, change.status,
+            change.reason)
 
 
 def _apply_alone(context, report):

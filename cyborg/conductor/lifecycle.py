@@ -8,7 +8,11 @@ from cyborg import exception
 from cyborg import states
 from cyborg.conductor import inventory
 from cyborg.db import api as dbapi
+from cyborg.db import device_health
 from cyborg.db import devices as device_db
+from cyborg.db import drains
+from cyborg.notifications import device as device_notifications
+from cyborg.notifications import maintenance as maintenance_notifications
 from cyborg.objects import device as device_obj
 
 CONF = cfg.CONF
@@ -17,7 +21,14 @@ LOG = logging.getLogger(__name__)
 ACTIVATION_FAILED = states.ACTIVATION_FAILED
 
 
-_swap = device_db.swap_status
+def _swap(context, uuid, expected, status, reason=None):
+    """``device_db.swap_status``, then the status_change notification."""
+    swapped = device_db.swap_status(context, uuid, expected, status, reason)
+    if swapped:
+        device_notifications.status_changed(
+            context, lambda: dbapi.devices.get(context, uuid), expected,
+            status, reason)
+    return swapped
 
 
 def activate(context, uuid, agent_api):
@@ -56,9 +67,9 @@ def activate(context, uuid, agent_api):
     return dbapi.devices.get(context, uuid)
 
 
-MAINTAINING_FROM = 'maintenance; was '
+MAINTAINING_FROM = states.MAINTAINING_FROM
 _CAN_MAINTAIN = (states.DEVICE_READY, states.DEVICE_INACTIVE,
-                 states.DEVICE_ERROR)
+                 states.DEVICE_ERROR, states.DEVICE_DRAINING)
 
 
 def disable(context, uuid):
@@ -70,9 +81,13 @@ def disable(context, uuid):
     device = dbapi.devices.get(context, uuid)
     if device.status == states.DEVICE_MAINTAINING:
         return device
+    # NOTE(lifecycle): a drain cut short was heading for maintenance from
+    # ready, and enable returns it there.
+    was = (states.DEVICE_READY if device.status == states.DEVICE_DRAINING
+           else device.status)
     if device.status not in _CAN_MAINTAIN or not _swap(
             context, uuid, device.status, states.DEVICE_MAINTAINING,
-            MAINTAINING_FROM + device.status):
+            MAINTAINING_FROM + was):
         current = dbapi.devices.get(context, uuid)
         raise exception.DeviceStateConflict(
             uuid=uuid, status=current.status,
@@ -84,14 +99,34 @@ def disable(context, uuid):
 def enable(context, uuid, agent_api):
     """Make a device usable again (upstream's enable, microversion 2.3).
 
-    From maintenance it returns to the status it had (ready, or inactive);
+    It cancels a drain. From maintenance it returns to the status it had
+    (ready, or inactive),
+    and so does a device held in error by its health (failed or flapping);
     an inactive device is activated, so clients of the upstream API, where
     devices start usable, get a usable device. Idempotent on a ready one.
     """
     device = dbapi.devices.get(context, uuid)
     if device.status == states.DEVICE_READY:
         return device
-    if device.status == states.DEVICE_MAINTAINING:
+    if device.status == states.DEVICE_DRAINING:
+        if not _swap(context, uuid, states.DEVICE_DRAINING,
+                     states.DEVICE_READY):
+            raise exception.DeviceStateConflict(
+                uuid=uuid, status=dbapi.devices.get(context, uuid).status,
+                expected=states.DEVICE_DRAINING, action='enable')
+        LOG.info('Drain of device %s cancelled; it is ready', uuid)
+        device = dbapi.devices.get(context, uuid)
+        maintenance_notifications.drain_ended(context, device,
+                                              cancelled=True)
+        return device
+    back = device_health.release(context, uuid)
+    if back is not None:
+        LOG.warning('Device %s, held in error by its health (%s), is %s '
+                    'again by an operator\'s enable', uuid,
+                    device.status_reason, back)
+        if back != states.DEVICE_INACTIVE:
+            return dbapi.devices.get(context, uuid)
+    elif device.status == states.DEVICE_MAINTAINING:
         reason = device.status_reason or ''
         back = (states.DEVICE_READY
                 if reason == MAINTAINING_FROM + states.DEVICE_READY
@@ -103,6 +138,40 @@ def enable(context, uuid, agent_api):
         if back == states.DEVICE_READY:
             return dbapi.devices.get(context, uuid)
     return activate(context, uuid, agent_api)
+
+
+def drain(context, uuid):
+    """Take no new bind on a ready device; bound ARQs run on, and it is
+    maintaining once the last one unbinds (``settle_drains``).
+
+    :raises DeviceStateConflict: it is neither ready nor draining.
+    """
+    before = dbapi.devices.get(context, uuid)
+    device = drains.start(context, uuid)
+    if before.status == states.DEVICE_DRAINING:
+        return device
+    LOG.info('Device %s on %s: %s', uuid, device.hostname,
+             device.status_reason)
+    device = dbapi.devices.get(context, uuid)
+    device_notifications.status_changed(context, device, before.status,
+                                        device.status, device.status_reason)
+    maintenance_notifications.drain_started(
+        context, device, arqs_left=drains.left(device.status_reason))
+    if device.status == states.DEVICE_MAINTAINING:
+        maintenance_notifications.drain_ended(context, device)
+    return device
+
+
+def settle_drains(context):
+    """Put in maintenance the draining devices with nothing bound."""
+    for uuid, host in drains.settle(context):
+        LOG.info('Device %s on %s is drained; it is in maintenance', uuid,
+                 host)
+        device = dbapi.devices.get(context, uuid)
+        device_notifications.status_changed(
+            context, device, states.DEVICE_DRAINING, device.status,
+            device.status_reason)
+        maintenance_notifications.drain_ended(context, device)
 
 
 def recover_activations(context, older_than):

@@ -17,13 +17,17 @@ from cyborg.conductor import binds
 from cyborg.conductor import cache
 from cyborg.conductor import coalesce
 from cyborg.conductor import driver_admin
+from cyborg.conductor import health
 from cyborg.conductor import hostwork
 from cyborg.conductor import indirection
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.conductor import takeover
+from cyborg.conductor import telemetry
 from cyborg.db import api as dbapi
 from cyborg.db import migration
+from cyborg.notifications import arq as arq_notifications
+from cyborg.notifications import base as notifications
 from cyborg.objects import base as objects_base
 from cyborg.objects import deployable as deployable_obj
 
@@ -43,7 +47,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.8')
+    target = messaging.Target(version='1.9')
 
     def __init__(self, host):
         self.host = host
@@ -91,7 +95,15 @@ class ConductorManager:
 
     def periodic_tasks(self):
         return [(CONF.conductor.heartbeat_interval, self._heartbeat),
-                (CONF.conductor.heartbeat_interval, self._take_over)]
+                (CONF.conductor.heartbeat_interval, self._take_over),
+                (CONF.conductor.health_interval, self._health)]
+
+    def _health(self):
+        """Return the devices healthy long enough to service; put the
+        drained ones in maintenance."""
+        context = cyborg_context.get_admin_context()
+        health.recover(context, self.agent_api)
+        lifecycle.settle_drains(context)
 
     def _take_over(self):
         """Adopt the ARQ work of conductors that stopped heartbeating."""
@@ -173,6 +185,11 @@ class ConductorManager:
         return self._changed(context, device)
 
     @messaging.expected_exceptions(exception.CyborgException)
+    def drain_device(self, context, uuid):
+        device = lifecycle.drain(context, uuid)
+        return self._changed(context, device)
+
+    @messaging.expected_exceptions(exception.CyborgException)
     def set_device_enabled(self, context, uuid, enabled):
         if enabled:
             device = lifecycle.enable(context, uuid, self.agent_api)
@@ -215,15 +232,21 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def unbind_arqs(self, context, uuids, project_id=None):
+        bound = notifications.collect(
+            lambda: binds.arqs(context, uuids, project_id))
         released = binding.unbind(context, uuids, project_id,
                                   owner=self.host)
         takeover.finish_unbind(context, uuids, self, released)
+        arq_notifications.unbound(context, bound)
+        lifecycle.settle_drains(context)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, uuids=None, instance_uuid=None,
                     project_id=None, bound_ok=True):
-        return binds.delete(context, uuids, instance_uuid, project_id,
-                            bound_ok, self.agent_api)
+        count = binds.delete(context, uuids, instance_uuid, project_id,
+                             bound_ok, self.agent_api)
+        lifecycle.settle_drains(context)
+        return count
 
     # --- Attributes and programming ----------------------------------------
 
@@ -241,6 +264,13 @@ class ConductorManager:
         hostwork.program(context, uuid, image_id, self.agent_api)
         return deployable_obj.Deployable.get(context, uuid)
 
+
+    # --- Telemetry (1.9) ---------------------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def device_metrics(self, context, uuid, agent_timeout):
+        return telemetry.device_metrics(context, uuid, self.agent_api,
+                                        agent_timeout)
 
     # --- Cached lists (1.7) -----------------------------------------------
 

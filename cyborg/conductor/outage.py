@@ -6,7 +6,6 @@ import threading
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
-from sqlalchemy import pool as sa_pool
 
 from cyborg import exception
 from cyborg.db import unreachable
@@ -76,22 +75,12 @@ class PoolResetFilter(py_logging.Filter):
         return False
 
 
-def _pool_classes(cls=sa_pool.Pool):
-    yield cls
-    for sub in cls.__subclasses__():
-        yield from _pool_classes(sub)
-
-
 def quiet_pool_resets(tracker=None):
     """Have every connection pool's logger leave a lost connection to the
     tracker: when the database goes away, a pool that returns a checked-out
     connection fails to roll it back and would log a traceback for each."""
     found = PoolResetFilter(tracker)
-    for cls in _pool_classes():
-        # NOTE(outage): a logger's filters see only its own records, and a
-        # pool logs to its class's logger (SQLAlchemy's instance_logger).
-        logger = py_logging.getLogger('%s.%s' % (cls.__module__,
-                                                 cls.__name__))
+    for logger in unreachable.pool_loggers():
         for old in [f for f in logger.filters
                     if isinstance(f, PoolResetFilter)]:
             logger.removeFilter(old)

@@ -51,6 +51,8 @@ class ConductorAPI:
       whose lists the conductors cache.
     * 1.8 - the Accelerator object (1.0); /v1 answers are still its view
       dicts, so nothing sent or answered changes.
+    * 1.9 - device_metrics: a device's latest telemetry sample, relayed
+      from its agent; drain_device; Device 1.3 (health, draining).
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -58,7 +60,7 @@ class ConductorAPI:
     the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
-    RPC_API_VERSION = '1.8'
+    RPC_API_VERSION = '1.9'
 
     def __init__(self, topic=None, timeout=None, retry=None,
                  reply_wait=None):
@@ -157,6 +159,13 @@ class ConductorAPI:
             timeout=CONF.conductor.agent_rpc_timeout + 30)
         return cctxt.call(context, 'set_device_enabled', uuid=uuid,
                           enabled=enabled)
+
+    def drain_device(self, context, uuid):
+        """No new bind on a ready device; maintenance once its bound ARQs
+        have unbound."""
+        cctxt = self._prepare('1.9', 'drain_device',
+                              timeout=CONF.conductor.agent_rpc_timeout + 30)
+        return cctxt.call(context, 'drain_device', uuid=uuid)
 
     def device_states(self, context, host, timeout=None):
         """The status of every device of ``host``, as the agent heals
@@ -322,6 +331,24 @@ class ConductorAPI:
         return self._call(context, 'discover_services',
                           timeout=CONF.conductor.agent_rpc_timeout + 30,
                           host=host)
+
+    # --- Telemetry (1.9) ------------------------------------------------
+
+    def device_metrics(self, context, uuid):
+        """A device's latest telemetry sample, from its agent.
+
+        The conductor gives the agent a second less than ``[api]
+        rpc_timeout`` (this call's own wait, for the API), so that a
+        silent agent is named in the 503 rather than the conductor.
+
+        :raises DeviceNotFound: no such device.
+        :raises DeviceMetricsUnavailable: the device is lost, or its
+            agent did not find it in its last discovery.
+        :raises AgentUnavailable: the agent did not answer in time.
+        """
+        cctxt = self._prepare('1.9', 'device_metrics')
+        return cctxt.call(context, 'device_metrics', uuid=uuid,
+                          agent_timeout=max(1, CONF.api.rpc_timeout - 1))
 
     def heartbeat(self, context, host, binary, version):
         """Tell the conductors a service is alive (fire and forget)."""

@@ -13,6 +13,8 @@ from cyborg.conf import fpga
 from cyborg.conf import generic
 from cyborg.conf import glance
 from cyborg.conf import gpu
+from cyborg.conf import health
+from cyborg.conf import notifications
 from cyborg.conf import nova
 from cyborg.conf import npu
 from cyborg.conf import pci
@@ -26,6 +28,6 @@ CONF = cfg.CONF
 # NOTE(conf): order does not matter, but every group registers itself here
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
-                gpu, fpga, qat, npu, generic, placement, embedded, nova,
-                glance, privsep, upgrade_levels):
+                gpu, fpga, qat, npu, generic, health, placement, embedded,
+                nova, glance, privsep, upgrade_levels, notifications):
     _module.register_opts(CONF)

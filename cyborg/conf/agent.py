@@ -52,6 +52,22 @@ opts = [
              'provider, a removed trait, a changed inventory) is repaired; '
              'allocations are never touched. The agent also heals at start. '
              '0 heals only at start.'),
+    cfg.StrOpt(
+        'metrics_listen',
+        default='',
+        help='Address and port the agent serves its devices\' telemetry '
+             'on, in the Prometheus text format, as host:port (for example '
+             '0.0.0.0:9470 or [::]:9470); GET /metrics answers. Empty, the '
+             'default, serves nothing. The endpoint has no authentication: '
+             'bind it to an address only the monitoring network reaches.'),
+    cfg.FloatOpt(
+        'metrics_max_age',
+        default=5.0,
+        min=0,
+        help='Seconds a telemetry sample of a device is served again '
+             'before its driver is asked for a new one, so that many '
+             'scrapes (and API calls) in a short time read the hardware '
+             'once. 0 samples on every request.'),
 ]
 
 

@@ -106,6 +106,34 @@ opts = [
              'unchanged agent arrives, for others to record with it in one '
              'UPDATE. Agents wait this long for their answer; it is small '
              'beside [agent] report_interval.'),
+    cfg.IntOpt(
+        'health_interval',
+        default=10,
+        min=1,
+        help='Seconds between two runs of the health loop, which returns '
+             'to service the devices that have been healthy long enough '
+             '(see health_recover_after).'),
+    cfg.IntOpt(
+        'health_recover_after',
+        default=3,
+        min=1,
+        help='Consecutive healthy checks (one per report interval of the '
+             'device\'s agent) after which a device that failed its health '
+             'checks returns by itself to the status it had. An operator '
+             'may return it sooner with enable.'),
+    cfg.IntOpt(
+        'health_flap_limit',
+        default=6,
+        min=2,
+        help='Changes of a device\'s health into or out of failed, within '
+             'health_flap_window, beyond which the device is flapping: it '
+             'stays excluded until an operator enables it.'),
+    cfg.IntOpt(
+        'health_flap_window',
+        default=600,
+        min=1,
+        help='Seconds over which health changes are counted against '
+             'health_flap_limit.'),
 ]
 
 

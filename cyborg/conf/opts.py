@@ -11,6 +11,8 @@ from cyborg.conf import fpga
 from cyborg.conf import generic
 from cyborg.conf import glance
 from cyborg.conf import gpu
+from cyborg.conf import health
+from cyborg.conf import notifications
 from cyborg.conf import nova
 from cyborg.conf import npu
 from cyborg.conf import pci
@@ -20,8 +22,8 @@ from cyborg.conf import qat
 from cyborg.conf import upgrade_levels
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
-            gpu, fpga, qat, npu, generic, placement, embedded, nova, glance,
-            privsep, upgrade_levels)
+            gpu, fpga, qat, npu, generic, health, placement, embedded, nova,
+            glance, privsep, upgrade_levels, notifications)
 
 
 def list_opts():

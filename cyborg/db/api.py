@@ -8,6 +8,7 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from cyborg import exception
+from cyborg.db import device_health  # noqa: F401 (part of the namespace)
 from cyborg.db import models
 from cyborg.db import query
 from cyborg.db import services  # noqa: F401 (part of the namespace)

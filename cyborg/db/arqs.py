@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
+from cyborg.db import drains
 from cyborg.db import models
 from cyborg.db import ownership
 from cyborg.db import session
@@ -301,7 +302,8 @@ def start_bind(context, bindings, project_id=None, owner=None):
 
 def _bind_row(session, row, binding, deployable, owner=None):
     """Record the binding on the ARQ and take a handle; False (and
-    BindFailed) when the deployable has none free."""
+    BindFailed) when the deployable has none free or its device takes no
+    new bind (draining, error)."""
     row.hostname = binding['hostname']
     row.device_rp_uuid = binding['device_rp_uuid']
     row.instance_uuid = binding['instance_uuid']
@@ -309,6 +311,15 @@ def _bind_row(session, row, binding, deployable, owner=None):
         row.project_id = binding['project_id']
     row.deployable_id = deployable.id
     row.updated_at = _now()
+    status = deployable.device.status
+    if drains.refuses_binds(status):
+        # NOTE(arqs): Placement reserves such a device, but an allocation
+        # made before that may still come; the instance goes elsewhere.
+        LOG.warning('Device of %s is %s and takes no new bind; ARQ %s '
+                    'failed', deployable.name, status, row.uuid)
+        row.state = states.ARQ_BIND_FAILED
+        row.owner, row.taken_at = owner, row.updated_at
+        return False
     handle_id = _take_handle(session, deployable.id)
     if handle_id is None:
         LOG.warning('No free attach handle on %s for ARQ %s',

@@ -10,6 +10,7 @@ from sqlalchemy import orm
 
 from cyborg import states
 from cyborg.conductor import decisions
+from cyborg.db import device_health
 from cyborg.db import models
 from cyborg.db import new_rows
 from cyborg.drivers import report as driver_report
@@ -18,7 +19,7 @@ from cyborg.objects import attribute as attribute_obj
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
-UNHEALTHY = 'unhealthy: '
+UNHEALTHY = states.UNHEALTHY
 #: status_reason of a device reported with files that could not be read.
 PARTLY = 'partly readable: '
 
@@ -74,8 +75,16 @@ class HostRows:
                 self.devices[device_key(cpid.cpid_type,
                                         cpid.cpid_info)] = device
         self.changed = False
+        #: ``device_health.Change`` of each device whose health or status
+        #: this report changed.
+        self.health_changes = []
+        #: ``device_health.Change`` of the other status changes (install
+        #: outcomes, lost devices), for their notifications.
+        self.status_changes = []
         self.new = []
         self.doomed = []
+        #: Stored devices whose row this report changed.
+        self.updated = []
         #: The agent runs the install step of the devices this report
         #: adds (agent RPC 1.6), instead of asking for an activation.
         self.installs = False
@@ -88,7 +97,8 @@ class HostRows:
         key = key_of(reported)
         device = self.devices.get(key)
         if device is None:
-            self.devices[key] = device = _new_device(self.host, reported)
+            self.devices[key] = device = _new_device(self.host, reported,
+                                                     self.health_changes)
             if (self.installs and CONF.conductor.auto_activate_new_devices
                     and device.status == states.DEVICE_INACTIVE):
                 # NOTE(inventory): marked in the report's own transaction,
@@ -96,8 +106,10 @@ class HostRows:
                 device.status = states.DEVICE_ACTIVATING
             self.new.append(device)
             self.changed = True
-        else:
-            self.changed |= _update_device(device, reported)
+        elif _update_device(device, reported, self.health_changes,
+                            self.status_changes):
+            self.updated.append(device)
+            self.changed = True
         return key
 
     def remove(self, key, held=False):
@@ -109,7 +121,7 @@ class HostRows:
             if device.status != states.DEVICE_LOST:
                 LOG.warning('Device %s on %s disappeared while in use; '
                             'marking it lost', device.uuid, self.host)
-                device.status = states.DEVICE_LOST
+                self._status(device, states.DEVICE_LOST, device.status_reason)
                 self.changed = True
             return
         LOG.info('Device %s on %s disappeared; removing it', device.uuid,
@@ -134,17 +146,23 @@ class HostRows:
                 continue
             if failure is None:
                 reason = device.status_reason
-                _set(device, status=states.DEVICE_READY,
-                     status_reason=reason if reason and
-                     reason.startswith(PARTLY) else None)
+                self._status(device, states.DEVICE_READY,
+                             reason if reason and reason.startswith(PARTLY)
+                             else None)
                 LOG.info('Device %s on %s is ready', uuid, self.host)
             else:
                 LOG.warning('Activation of device %s on %s failed: %s', uuid,
                             self.host, failure)
                 reason = states.ACTIVATION_FAILED + str(failure)
-                _set(device, status=states.DEVICE_ERROR,
-                     status_reason=reason[:255])
+                self._status(device, states.DEVICE_ERROR, reason[:255])
             self.changed = True
+
+    def _status(self, device, status, reason):
+        old = device.status
+        _set(device, status=status, status_reason=reason)
+        self.status_changes.append(device_health.Change(
+            device.uuid, device.hostname, device.health, device.health,
+            reason, old, status))
 
     def result(self, generation):
         """What the agent is told; call once the session is flushed.
@@ -169,6 +187,15 @@ class HostRows:
             'install': install,
             'devices': [state(k, d)
                         for k, d in sorted(self.devices.items())],
+            # NOTE(inventory): for the conductor, which announces them once
+            # the transaction is committed; never sent to the agent.
+            'health_changes': list(self.health_changes),
+            'status_changes': list(self.status_changes),
+            # NOTE(inventory): the rows added, changed and deleted, for the
+            # conductor's notifications; never sent to the agent either.
+            'created': list(self.new),
+            'updated': list(self.updated),
+            'deleted': list(self.doomed),
         }
 
 
@@ -253,11 +280,13 @@ def _partly(warnings):
     return (PARTLY + '; '.join(warnings))[:255] if warnings else None
 
 
-def _new_device(host, reported):
-    status, reason = states.DEVICE_INACTIVE, _partly(reported.warnings)
-    if reported.fault:
-        status, reason = states.DEVICE_ERROR, UNHEALTHY + reported.fault
-    return new_rows.device(host, reported, status, reason)
+def _new_device(host, reported, changes):
+    device = new_rows.device(host, reported, states.DEVICE_INACTIVE,
+                             _partly(reported.warnings))
+    _changed, change = device_health.apply(device, reported)
+    if change is not None and change.health != states.HEALTH_OK:
+        changes.append(change)
+    return device
 
 
 def _new_deployable(dep, cpid):
@@ -290,14 +319,14 @@ def _set(row, **values):
     return changed
 
 
-def _update_device(device, reported):
+def _update_device(device, reported, changes, status_changes):
     changed = _set(device, type=reported.type, vendor=reported.vendor,
                    model=reported.model,
                    std_board_info=_json(reported.std_board_info),
                    vendor_board_info=_json(reported.vendor_board_info),
                    driver_name=reported.driver_name,
                    services=_json(sorted(reported.services)))
-    changed |= _update_health(device, reported.fault)
+    changed |= _update_health(device, reported, changes, status_changes)
     changed |= _update_warnings(device, reported.warnings)
     cpid = device.controlpath_ids[0]
     by_name = {dep.name: dep for dep in device.deployables}
@@ -321,21 +350,21 @@ def _update_device(device, reported):
     return changed
 
 
-def _update_health(device, fault):
-    """Status changes that follow what the driver says of health."""
+def _update_health(device, reported, changes, status_changes):
+    """Status changes that follow what the agent says of health."""
+    changed = False
     if device.status == states.DEVICE_LOST:
         # NOTE(inventory): a lost device that comes back starts over as
         # inactive; the operator decides when it is ready again.
-        return _set(device, status=states.DEVICE_INACTIVE, status_reason=None)
-    if fault:
-        reason = (UNHEALTHY + fault)[:255]
-        return _set(device, status=states.DEVICE_ERROR, status_reason=reason)
-    if (device.status == states.DEVICE_ERROR and
-            (device.status_reason or '').startswith(UNHEALTHY)):
-        # NOTE(inventory): healthy again after a fault the driver reported;
-        # an operator activates it again, as a new device.
-        return _set(device, status=states.DEVICE_INACTIVE, status_reason=None)
-    return False
+        changed = _set(device, status=states.DEVICE_INACTIVE,
+                       status_reason=None)
+        status_changes.append(device_health.Change(
+            device.uuid, device.hostname, device.health, device.health,
+            None, states.DEVICE_LOST, states.DEVICE_INACTIVE))
+    health_changed, change = device_health.apply(device, reported)
+    if change is not None:
+        changes.append(change)
+    return changed or health_changed
 
 
 def _update_warnings(device, warnings):

@@ -16,10 +16,12 @@ DEPLOYABLE_FIELDS = ('uuid', 'parent_id', 'root_id', 'name',
                      'num_accelerators', 'device_id', 'rp_uuid',
                      'driver_name', 'bitstream_id', 'created_at',
                      'updated_at', 'attributes_list')
-#: The columns of a devices row; ``services`` is a list.
+#: The columns of a devices row; ``services`` and ``health_sources`` are
+#: lists.
 DEVICE_FIELDS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                  'vendor_board_info', 'hostname', 'status', 'status_reason',
-                 'services', 'created_at', 'updated_at')
+                 'services', 'created_at', 'updated_at', 'health',
+                 'health_reason', 'health_sources')
 _TIMES = ('created_at', 'updated_at')
 
 #: The tables each list is read from.
@@ -173,24 +175,27 @@ def devices(context, **query):
     columns, times = _columns(context, model, DEVICE_FIELDS)
     page = api.devices.paged(context, context.session.query(*columns),
                              **query)
-    services = DEVICE_FIELDS.index('services')
+    lists = [DEVICE_FIELDS.index('services'),
+             DEVICE_FIELDS.index('health_sources')]
     parsed = {}
 
     def encoded():
         for found in _streamed(context, page.statement):
             rows = _timed(found, times)
             for row in rows:
-                text = row[services]
-                if not text:
-                    row[services] = []
-                    continue
-                # NOTE(db): most devices offer the same services; each
-                # text is parsed once (and the memo kept small).
-                if text not in parsed:
-                    if len(parsed) >= BATCH:
-                        parsed.clear()
-                    parsed[text] = json.loads(text)
-                row[services] = parsed[text]
+                for index in lists:
+                    text = row[index]
+                    if not text:
+                        row[index] = []
+                        continue
+                    # NOTE(db): most devices offer the same services and
+                    # ran the same checks; each text is parsed once (and
+                    # the memo kept small).
+                    if text not in parsed:
+                        if len(parsed) >= BATCH:
+                            parsed.clear()
+                        parsed[text] = json.loads(text)
+                    row[index] = parsed[text]
             # NOTE(db): a run of rows, without its brackets, is what
             # json.dumps writes for them inside the whole list.
             yield json.dumps(rows)[1:-1]

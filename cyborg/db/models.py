@@ -47,6 +47,8 @@ class Device(Base):
     __table_args__ = (
         sa.UniqueConstraint('uuid', name='uniq_devices0uuid'),
         sa.Index('devices_hostname_idx', 'hostname'),
+        sa.Index('devices_health_idx', 'health'),
+        sa.Index('devices_status_idx', 'status'),
         _TABLE_ARGS,
     )
 
@@ -66,6 +68,21 @@ class Device(Base):
     # JSON list of what the backend offers ('crypto.sym', 'vgpu:<type>'...).
     services: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     status_reason: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    # What the agent last reported of the device's health (ok, degraded,
+    # failed, unknown; NULL before any report said), why, from which checks
+    # (JSON list), and since when it has been that.
+    health: orm.Mapped[str | None] = orm.mapped_column(sa.String(16))
+    health_reason: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    health_sources: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    health_since: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime)
+    # Changes into or out of failed since health_flaps_since: a device
+    # that flaps stays excluded until an operator enables it.
+    health_flaps: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    health_flaps_since: orm.Mapped[datetime.datetime | None] = (
+        orm.mapped_column(sa.DateTime))
+    # The status a device held in error by its health returns to.
+    resume_status: orm.Mapped[str | None] = orm.mapped_column(sa.String(30))
 
     deployables: orm.Mapped[list['Deployable']] = orm.relationship(
         back_populates='device', cascade='all, delete-orphan',

@@ -19,7 +19,8 @@ LOG = logging.getLogger(__name__)
 
 _DEVICE = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
            'vendor_board_info', 'hostname', 'status', 'status_reason',
-           'driver_name', 'services')
+           'driver_name', 'services', 'health', 'health_reason',
+           'health_sources', 'health_since', 'resume_status')
 _CPID = ('uuid', 'device_id', 'cpid_type', 'cpid_info')
 _DEPLOYABLE = ('uuid', 'name', 'num_accelerators', 'device_id',
                'driver_name', 'rp_uuid')
@@ -48,7 +49,10 @@ def device(host, reported, status, reason):
         hostname=host, status=status,
         status_reason=reason[:255] if reason else None,
         driver_name=reported.driver_name,
-        services=_json(sorted(reported.services)), controlpath_ids=[cpid],
+        services=_json(sorted(reported.services)), health=None,
+        health_reason=None, health_sources=None, health_since=None,
+        health_flaps=None, health_flaps_since=None, resume_status=None,
+        controlpath_ids=[cpid],
         deployables=[deployable(dep, cpid) for dep in reported.deployables])
     return found
 

@@ -1,7 +1,10 @@
 """Whether a database error means the database cannot be reached."""
 
+import logging
+
 from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import pool as sa_pool
 
 from cyborg import exception
 
@@ -59,3 +62,17 @@ def reason(exc):
         if text and not isinstance(cause, exception.DatabaseUnavailable):
             return text.splitlines()[0][:200]
     return type(exc).__name__
+
+
+def _pool_classes(cls=sa_pool.Pool):
+    yield cls
+    for sub in cls.__subclasses__():
+        yield from _pool_classes(sub)
+
+
+def pool_loggers():
+    """The loggers SQLAlchemy's connection pools write to."""
+    # NOTE(db): a logger's filters see only its own records, and a pool
+    # logs to its class's logger (SQLAlchemy's instance_logger).
+    return [logging.getLogger('%s.%s' % (cls.__module__, cls.__name__))
+            for cls in _pool_classes()]

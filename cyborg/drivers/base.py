@@ -24,12 +24,42 @@ class DiscoveryContext:
         return sysfs_mod.Sysfs(self._sysfs_root)
 
 
+#: Health states, best to worst but for ``UNKNOWN``, which only a check
+#: that could read nothing at all gives.
+OK = 'ok'
+DEGRADED = 'degraded'
+FAILED = 'failed'
+UNKNOWN = 'unknown'
+STATES = (OK, DEGRADED, FAILED, UNKNOWN)
+#: The names ``Health.sources`` may hold: the checks that ran.
+SOURCES = ('pci', 'aer', 'link', 'hwmon', 'qat', 'dfl', 'nvml')
+
+
 @dataclasses.dataclass(frozen=True)
 class Health:
-    """What a driver says of a device's health."""
+    """What a driver says of a device's health.
 
-    ok: bool = True
+    ``state`` is one of ``STATES``; ``reason`` says what was found (None
+    when nothing was); ``sources`` names the checks that ran.
+    """
+
+    state: str = OK
     reason: str | None = None
+    sources: tuple = ()
+
+    def __post_init__(self):
+        # NOTE(health): drivers and tests written before states existed
+        # build Health(ok_flag, reason); a bool still means ok or failed.
+        if isinstance(self.state, bool):
+            object.__setattr__(self, 'state', OK if self.state else FAILED)
+        if self.state not in STATES:
+            raise ValueError('not a health state: %r' % (self.state,))
+        object.__setattr__(self, 'sources', tuple(self.sources))
+
+    @property
+    def ok(self) -> bool:
+        """Whether the device may be used: anything but ``FAILED``."""
+        return self.state != FAILED
 
 
 HEALTHY = Health()
@@ -147,10 +177,18 @@ class AcceleratorDriver(abc.ABC):
         raise exception.DriverOperationNotSupported(driver=self.name,
                                                     operation='detach_host')
 
-    def health(self, device):
-        """Return a ``Health``; a device found unhealthy becomes 'error'."""
+    def health(self, device) -> Health:
+        """Return a ``Health``; a ``FAILED`` device becomes 'error'.
+
+        Runs on every report for every device: keep it to a few reads.
+        Default: healthy, with no check run.
+        """
         return HEALTHY
 
-    def stats(self, device):
-        """Usage figures of a device (a flat dict); default: none."""
+    def metrics(self, device) -> dict[str, float]:
+        """The latest sample of ``device``: series name -> value.
+
+        Names are those of ``cyborg.drivers.telemetry.SERIES``; only the
+        series that could be read are present. Default: none.
+        """
         return {}

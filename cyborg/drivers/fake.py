@@ -70,6 +70,10 @@ class FakeDriver(base.AcceleratorDriver):
                  CONF.fake_driver.prepare_delay)
         time.sleep(CONF.fake_driver.prepare_delay)
 
+    def health(self, device):
+        """Healthy, with no check run: the fake cards have no hardware."""
+        return base.HEALTHY
+
     def release_handle(self, attach_type, attach_info, handle_uuid):
         """Nothing to remove: prepare_handle created nothing."""
         LOG.info('Releasing handle %s', handle_uuid)

@@ -12,9 +12,11 @@ from cyborg import exception
 from cyborg import states
 from cyborg.conf import generic as generic_conf
 from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs as sysfs_mod
+from cyborg.drivers import telemetry
 from cyborg.drivers import tools
 
 CONF = cfg.CONF
@@ -299,6 +301,10 @@ class GenericDriver(base.AcceleratorDriver):
         self._bind([deployable], pci.VFIO_PCI)
 
     def health(self, device):
-        """Faulty when the controlling function's config space is unreadable.
-        """
-        return tools.pci_health(device)
+        """The PCI card checks of the controlling function: answers, AER,
+        link, hwmon temperatures."""
+        return health.check_device(device)
+
+    def metrics(self, device):
+        """AER counts, temperature and power from sysfs."""
+        return telemetry.sample_device(device)

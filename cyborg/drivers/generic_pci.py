@@ -12,12 +12,14 @@ from oslo_log import log as logging
 from cyborg import exception
 from cyborg.drivers import base
 from cyborg.drivers import generic
+from cyborg.drivers import health
 from cyborg.drivers import huawei_ascend
 from cyborg.drivers import intel_fpga
 from cyborg.drivers import intel_qat
 from cyborg.drivers import nvidia_gpu
 from cyborg.drivers import pci
 from cyborg.drivers import report
+from cyborg.drivers import telemetry
 from cyborg.drivers import tools
 from cyborg.drivers import xilinx_fpga
 
@@ -386,9 +388,13 @@ class PciDriver(base.AcceleratorDriver):
         pci.clear_override(fn)
 
     def health(self, device):
-        """Faulty only when the function's config space cannot be read.
+        """The PCI card checks: answers, AER, link, hwmon temperatures.
 
         A function that is disabled (``enable`` reads 0) or bound to no
         driver is idle, not broken: Nova binds it when it is attached.
         """
-        return tools.pci_health(device)
+        return health.check_device(device)
+
+    def metrics(self, device):
+        """AER counts, temperature and power from sysfs."""
+        return telemetry.sample_device(device)

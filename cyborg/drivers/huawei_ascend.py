@@ -5,8 +5,10 @@ import functools
 from oslo_config import cfg
 
 from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import pci
 from cyborg.drivers import report
+from cyborg.drivers import telemetry
 from cyborg.drivers import tools
 
 CONF = cfg.CONF
@@ -57,5 +59,9 @@ class HuaweiAscendDriver(base.AcceleratorDriver):
                           services=SERVICES)
 
     def health(self, device):
-        """Faulty only when the card's config space cannot be read."""
-        return tools.pci_health(device)
+        """The PCI card checks: answers, AER, link, hwmon temperatures."""
+        return health.check_device(device)
+
+    def metrics(self, device):
+        """AER counts, temperature and power from sysfs."""
+        return telemetry.sample_device(device)

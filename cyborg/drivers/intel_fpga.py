@@ -12,10 +12,12 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import intel_fpga_sysfs as layout
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs
+from cyborg.drivers import telemetry
 from cyborg.drivers import tools
 
 CONF = cfg.CONF
@@ -69,7 +71,19 @@ class IntelFpgaDriver(base.AcceleratorDriver):
                                 lambda pf: self._device(ctx.host, pf))
 
     def health(self, device):
-        return tools.pci_health(device)
+        """The PCI card checks of the PF (answers, AER, link, hwmon), and
+        on dfl-pci the FME's error registers and temperatures."""
+        return health.check_device(device, extra=(health.check_dfl,))
+
+    def metrics(self, device):
+        """AER counts, and temperature and power from the hwmon devices
+        of the PF and, on dfl-pci, of its FME (dfl_fme_thermal,
+        dfl_fme_power)."""
+        fn_dir = health.function_dir(tools.control_address(device))
+        dirs = health.hwmon_dirs(fn_dir) + [
+            d for fme in health.dfl_fmes(fn_dir)
+            for d in health.hwmon_dirs(fme)]
+        return telemetry.sample_device(device, hwmon_dirs=dirs)
 
     def program(self, device, deployable, image_path):
         """Load ``image_path`` (a green bitstream) with OPAE's fpgaconf.

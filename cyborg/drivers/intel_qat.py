@@ -15,9 +15,10 @@ from oslo_config import cfg
 
 from cyborg import exception
 from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import pci
 from cyborg.drivers import report
-from cyborg.drivers import sysfs as sysfs_mod
+from cyborg.drivers import telemetry
 from cyborg.drivers import tools
 from cyborg.privsep import sysfs as privsep_sysfs
 
@@ -230,19 +231,17 @@ class IntelQatDriver(base.AcceleratorDriver):
                 pci.bind_function(vf, pci.VFIO_PCI)
 
     def health(self, device):
-        """Unhealthy when unreachable or when ``qat/state`` is not 'up'.
+        """The PCI card checks of the PF (answers, AER, link, hwmon), and
+        failed when ``qat/state`` is not 'up'; kernels without ``qat/``
+        (before 6.0, or c62x and older) show no state.
 
-        The reason is the state the kernel shows, e.g. 'down'. Kernels
-        without the ``qat/`` directory report no state: healthy.
+        A PF with VFs on no driver degrades the card: the VFs need the
+        PF's driver.
         """
-        reachable = tools.pci_health(device)
-        if not reachable.ok:
-            return reachable
-        sysfs = sysfs_mod.Sysfs()
-        parts = ('bus', 'pci', 'devices', tools.control_address(device))
-        if not os.path.isdir(sysfs.path(*parts, 'qat')):
-            return base.HEALTHY
-        state = sysfs.read(*parts, 'qat', 'state')
-        if state == 'up':
-            return base.HEALTHY
-        return base.Health(False, state or 'qat/state is unreadable')
+        return health.check_device(
+            device, needs_driver=bool(device.vendor_board_info.get('vfs')),
+            extra=(health.check_qat,))
+
+    def metrics(self, device):
+        """AER counts, temperature and power from sysfs."""
+        return telemetry.sample_device(device)

@@ -10,10 +10,13 @@ from oslo_log import log as logging
 
 from cyborg.conf import gpu as gpu_conf
 from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import mdev
+from cyborg.drivers import nvml
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs
+from cyborg.drivers import telemetry
 from cyborg.drivers import tools
 
 CONF = cfg.CONF
@@ -87,7 +90,26 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
         return devices
 
     def health(self, device):
-        return tools.pci_health(device)
+        """The PCI card checks of the GPU (answers, AER, link width,
+        hwmon), and NVML's where it loads. A GPU offering vGPUs on no
+        driver is degraded: its vGPUs need the nvidia driver.
+
+        NOTE(gpu): GPUs lower their PCIe link speed when idle to save
+        power, so only the link's width is judged.
+        """
+        address = tools.control_address(device)
+        vgpus = any(s.startswith(SERVICE_VGPU % '') for s in device.services)
+        return health.check_device(
+            device, needs_driver=vgpus, link_speed=False,
+            extra=(lambda _fn_dir, findings: nvml.check(address, findings),))
+
+    def metrics(self, device):
+        """AER counts, temperature and power from sysfs; with NVML also
+        utilisation, memory and ECC counts, and NVML's temperature and
+        power over sysfs'."""
+        sample = telemetry.sample_device(device)
+        sample.update(nvml.sample(tools.control_address(device)))
+        return telemetry.only_series(sample)
 
     def _warn_once(self, key, msg, *args):
         if key not in self._warned:

@@ -133,11 +133,20 @@ class Device:
     #: What the backend offers, e.g. 'crypto.sym', 'compression',
     #: 'fpga.function:<id>', 'gpu.compute', 'vgpu:<type>'.
     services: list = dataclasses.field(default_factory=list)
-    #: None when healthy, else why the driver says the device is not.
+    #: None unless ``health`` is 'failed', then its reason: what
+    #: conductors older than health states read.
     fault: str | None = None
     #: What of the device could not be read (sysfs paths and why): the
     #: device is reported with what could be, and these say what is not.
     warnings: list = dataclasses.field(default_factory=list)
+    #: 'ok', 'degraded', 'failed' or 'unknown', set by the agent from the
+    #: driver's health check on every pass (``base.STATES``).
+    health: str = 'ok'
+    #: What the health check found, one line; None when nothing.
+    health_reason: str | None = None
+    #: The checks that ran ('pci', 'aer', 'link', 'hwmon', 'qat', 'dfl',
+    #: 'nvml'), in the order they ran.
+    health_sources: list = dataclasses.field(default_factory=list)
 
     @property
     def key(self):
@@ -178,5 +187,11 @@ class HostReport:
                 driver_name=dev.get('driver_name'),
                 services=list(dev.get('services', [])),
                 fault=dev.get('fault'),
-                warnings=list(dev.get('warnings') or [])))
+                warnings=list(dev.get('warnings') or []),
+                # NOTE(report): agents older than health states send none
+                # of these; their devices are as healthy as their fault.
+                health=dev.get('health') or (
+                    'failed' if dev.get('fault') else 'ok'),
+                health_reason=dev.get('health_reason', dev.get('fault')),
+                health_sources=list(dev.get('health_sources') or [])))
         return cls(host=data['host'], devices=devices)

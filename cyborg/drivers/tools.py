@@ -7,7 +7,7 @@ from oslo_concurrency import processutils
 from oslo_log import log as logging
 
 from cyborg import exception
-from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import sysfs
 from cyborg.privsep import sysfs as priv_sysfs
 
@@ -69,54 +69,22 @@ def physical_function(fn):
 
 def control_address(device):
     """The PCI address (text) of the function controlling ``device``."""
-    return '%(domain)s:%(bus)s:%(device)s.%(function)s' % (
-        device.controlpath.cpid_info)
-
-
-def _judged_address(tree, address):
-    """The function whose config space tells whether ``address`` answers.
-
-    :raises sysfs.MalformedEntry: a VF's ``physfn`` link names no PCI
-        address.
-    """
-    try:
-        physfn = os.readlink(tree.path('bus', 'pci', 'devices', address,
-                                       'physfn'))
-    except OSError:
-        return address
-    # NOTE(tools): the SR-IOV spec has a VF's vendor and device ids read
-    # all ones in its own config space, so only its PF can tell whether
-    # the card still answers.
-    return str(sysfs.PciAddress.parse(os.path.basename(physfn)))
+    return health.control_address(device)
 
 
 def pci_health(device):
     """Whether the PCI function controlling ``device`` still answers.
 
-    A card that fell off the bus reads all ones: its ``vendor`` shows
-    0xffff or its config space reads 0xffff or cannot be read at all.
-    An SR-IOV VF is judged by its PF while sysfs still lists the VF.
+    The ``pci`` check of ``health.check_device`` alone: gone, fell off
+    the bus, config space unreadable. Drivers judge their cards with
+    ``health.check_device``, which runs it first.
+
+    :raises sysfs.MalformedEntry: a VF's ``physfn`` link names no PCI
+        address.
     """
-    tree = sysfs.Sysfs()
-    address = _judged_address(tree, control_address(device))
-    fn_dir = tree.path('bus', 'pci', 'devices', address)
-    vendor = tree.read('bus', 'pci', 'devices', address, 'vendor')
-    if vendor is None:
-        return base.Health(False, 'PCI function %s is gone from sysfs'
-                           % address)
-    if vendor.lower() == '0xffff':
-        return base.Health(False, '%s fell off the bus (vendor reads '
-                           '0xffff)' % address)
-    try:
-        with open(os.path.join(fn_dir, 'config'), 'rb') as config:
-            head = config.read(2)
-    except OSError as exc:
-        return base.Health(False, 'config space of %s is unreadable: %s'
-                           % (address, exc.strerror or exc))
-    if len(head) < 2 or head == b'\xff\xff':
-        return base.Health(False, 'config space of %s reads no vendor'
-                           % address)
-    return base.HEALTHY
+    findings = health.Findings()
+    health.check_answers(sysfs.Sysfs(), control_address(device), findings)
+    return findings.result()
 
 
 def run(driver, cmd, timeout, inputs=()):

@@ -17,9 +17,11 @@ from oslo_config import cfg
 
 from cyborg import exception
 from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg.drivers import sysfs
+from cyborg.drivers import telemetry
 from cyborg.drivers import tools
 
 CONF = cfg.CONF
@@ -113,8 +115,17 @@ class XilinxFpgaDriver(base.AcceleratorDriver):
             self.name, cards, lambda card: self._device(ctx.host, card))
 
     def health(self, device):
-        """Whether the control function (the management one) answers."""
-        return tools.pci_health(device)
+        """The PCI card checks of the control function (the management
+        one when the card shows it): answers, AER, link, hwmon. A
+        management function on no driver degrades the card: xbmgmt
+        cannot program it."""
+        address = tools.control_address(device)
+        return health.check_device(device, needs_driver=(
+            device.vendor_board_info.get('management_function') == address))
+
+    def metrics(self, device):
+        """AER counts, temperature and power from sysfs."""
+        return telemetry.sample_device(device)
 
     def program(self, device, deployable, image_path):
         """Flash the base (shell) image with XRT's xbmgmt, which works on

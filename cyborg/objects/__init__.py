@@ -15,3 +15,6 @@ def register_all():
     __import__('cyborg.objects.device')
     __import__('cyborg.objects.device_profile')
     __import__('cyborg.objects.service')
+    # NOTE(objects): notification payloads share this registry, so that
+    # the fingerprint test covers them too.
+    __import__('cyborg.notifications').notifications.register_all()

@@ -17,10 +17,20 @@ _RULES = [
     base.admin_action_rule(
         'cyborg:device:disable', 'Disable a device: put it in maintenance.',
         'POST', _ACTION_PATH % 'disable'),
+    base.admin_action_rule(
+        'cyborg:device:drain',
+        'Drain a device: no new bind; it is in maintenance once its bound '
+        'accelerator requests have unbound (microversion 2.6).', 'POST',
+        _ACTION_PATH % 'drain'),
     base.inventory_read_rule('cyborg:device:get_all', 'List devices.',
                              '/v2/devices'),
     base.inventory_read_rule('cyborg:device:get_one', 'Show a device.',
                              '/v2/devices/{device_uuid}'),
+    base.inventory_read_rule(
+        'cyborg:device:get_metrics',
+        'Show the latest telemetry sample of a device, which its agent '
+        'takes on request (microversion 2.6).',
+        '/v2/devices/{device_uuid}/metrics'),
 ]
 
 

@@ -100,6 +100,16 @@ class Deployment:
             return None
         return resp.json()['deployables']
 
+    def only_device(self, version='2.6'):
+        """The one device the API lists, at microversion ``version``."""
+        headers = dict(self.headers(),
+                       **{'OpenStack-API-Version': 'accelerator ' + version})
+        resp = requests.get(self.url + '/v2/devices', headers=headers,
+                            timeout=TIMEOUT)
+        assert resp.status_code == 200, resp.text
+        (device,) = resp.json()['devices']
+        return device
+
     def wait_ready(self):
         """Wait until every deployable has its provider in Placement."""
         def ready():

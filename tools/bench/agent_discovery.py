@@ -36,12 +36,12 @@ import math
 import os
 import pstats
 import shlex
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
+# NOTE(bench): helpers beside this script (its directory is on sys.path).
+import _workdir
 from oslo_config import cfg
 
 import cyborg  # noqa: F401 (selects the threading backend)
@@ -351,12 +351,7 @@ def main():
     args = parser.parse_args()
     if args.passes < 1:
         parser.error('--passes must be at least 1')
-
-    workdir = tempfile.mkdtemp(prefix='cyborg-bench-', dir=args.dir)
-    try:
-        return run(args, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    return _workdir.run_in_tempdir(run, args)
 
 
 def run(args, workdir):

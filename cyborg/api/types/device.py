@@ -12,8 +12,16 @@ from cyborg.api.types import link
 RESOURCE = 'devices'
 
 #: What a microversion shows of a device: how its status reads (None: not
-#: shown) and whether the lifecycle fields (status_reason, services) are.
-View = collections.namedtuple('View', 'status lifecycle')
+#: shown), whether the lifecycle fields (status_reason, services) are, and
+#: whether the health fields are.
+View = collections.namedtuple('View', 'status lifecycle health',
+                              defaults=(False,))
+#: The fields of a device's health (2.6).
+HEALTH_FIELDS = ('health', 'health_reason', 'health_sources',
+                 'health_checked_at', 'affected_arqs')
+#: Most hosts a list names when it asks for their devices' health details;
+#: beyond, it asks for every host's.
+_MOST_HOSTS = 500
 
 #: Upstream's two values, which clients written for 2.3 compare against.
 UPSTREAM_ENABLED = 'enabled'
@@ -30,6 +38,14 @@ def upstream_status(status):
 
 
 def _lifecycle_status(status):
+    # NOTE(devices): 2.4 and 2.5 knew no draining; it takes no new bind,
+    # as a device in maintenance.
+    if status == states.DEVICE_DRAINING:
+        return states.DEVICE_MAINTAINING
+    return status
+
+
+def _status_2_6(status):
     return status
 
 
@@ -37,7 +53,28 @@ VIEWS = microversion.ByVersion({
     '2.0': View(status=None, lifecycle=False),
     '2.3': View(status=upstream_status, lifecycle=False),
     '2.4': View(status=_lifecycle_status, lifecycle=True),
+    '2.6': View(status=_status_2_6, lifecycle=True, health=True),
 })
+
+
+def health_details(context, device_cls, hostnames):
+    """``Device.health_details`` of the hosts of the devices shown."""
+    hostnames = set(hostnames)
+    return device_cls.health_details(
+        context, sorted(hostnames) if len(hostnames) <= _MOST_HOSTS
+        else None)
+
+
+def _health(item, details):
+    """The health fields of one device (a dict of its fields)."""
+    sources = list(item.get('health_sources') or [])
+    checked = details['checked'].get(item['hostname']) if sources else None
+    return {'health': item.get('health') or states.HEALTH_UNKNOWN,
+            'health_reason': item.get('health_reason'),
+            'health_sources': sources,
+            'health_checked_at': base.timestamp_text(checked),
+            'affected_arqs': list(details['affected'].get(item['uuid'],
+                                                          []))}
 
 
 class Device(base.APIBase):
@@ -53,21 +90,29 @@ class Device(base.APIBase):
     status = wtypes.text
     status_reason = wtypes.text
     services = [wtypes.text]
+    health = wtypes.text
+    health_reason = wtypes.text
+    health_sources = [wtypes.text]
+    health_checked_at = wtypes.text
+    affected_arqs = [wtypes.text]
     links = wtypes.wsattr([link.Link], readonly=True)
 
     _wsme_attr_order = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                         'vendor_board_info', 'hostname', 'status',
-                        'status_reason', 'services', 'created_at',
-                        'updated_at', 'links')
+                        'status_reason', 'services') + HEALTH_FIELDS + (
+                        'created_at', 'updated_at', 'links')
 
     _object_fields = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                      'vendor_board_info', 'hostname')
 
     @classmethod
-    def from_object(cls, obj, view=None):
+    def from_object(cls, obj, view=None, details=None):
         """The view of a Device object at the request's microversion (or
         ``view``, one of ``VIEWS``); fields a version does not show are
-        absent, not null."""
+        absent, not null.
+
+        :param details: ``health_details`` of its host, shown from 2.6.
+        """
         view = VIEWS() if view is None else view
         extra = {'links': link.resource_links(RESOURCE, obj.uuid,
                                               bookmark=False)}
@@ -76,15 +121,30 @@ class Device(base.APIBase):
         if view.lifecycle:
             extra['status_reason'] = obj.status_reason
             extra['services'] = list(obj.services)
+        if view.health:
+            extra.update(_health({
+                name: getattr(obj, name) if obj.obj_attr_is_set(name)
+                else None for name in ('uuid', 'hostname', 'health',
+                                       'health_reason', 'health_sources')},
+                details or {'checked': {}, 'affected': {}}))
         return super().from_object(obj, **extra)
 
 
-def list_body(rows, view=None):
+def list_body(rows, view=None, details=None):
     """The body ``DeviceCollection`` renders at the request's microversion
     (or ``view``), built from the rows of ``Device.list_view`` without a
-    WSME object per device."""
+    WSME object per device.
+
+    :param details: a callable that takes the hostnames of the devices
+        listed and returns their ``health_details``; called from 2.6.
+    """
     view = VIEWS() if view is None else view
-    hidden = set()
+    # NOTE(devices): the health columns come from the rows (a conductor
+    # older than Device 1.3 lists none), the rest from ``details``.
+    hidden = {'health_checked_at', 'affected_arqs'} | (
+        set(HEALTH_FIELDS) - set(rows['fields']))
+    if not view.health:
+        hidden.update(HEALTH_FIELDS)
     if view.status is None:
         hidden.add('status')
     if not view.lifecycle:
@@ -95,6 +155,11 @@ def list_body(rows, view=None):
     if view.status is not None:
         for item in items:
             item['status'] = view.status(item['status'])
+    if view.health:
+        found = details({item['hostname'] for item in items}) if (
+            details and items) else {'checked': {}, 'affected': {}}
+        for item in items:
+            item.update(_health(item, found))
     return {'devices': items}
 
 

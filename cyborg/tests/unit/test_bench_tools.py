@@ -54,6 +54,29 @@ def test_agent_discovery_bench(tmp_path):
                 if name.startswith('cyborg-bench-')]
 
 
+def test_health_checks_bench(tmp_path):
+    out = run_tool(tmp_path, 'bench/health_checks.py', '--tiny',
+                   '--passes', '3')
+    lines = out.splitlines()
+    assert re.search(r'^Fixture host: mixed-host, \d+ PCI functions -> 6 '
+                     r'devices$', out, re.M), out
+    assert 'States: ok 6; sources that ran: pci, aer, link, hwmon, qat' \
+        in lines
+    for label in ('Health checks \\(3 reports\\)',
+                  'Added by the health checks per report',
+                  'Telemetry sample per report'):
+        assert re.search(r'^%s: median [\d.-]+ ms, p95 [\d.-]+ ms, min '
+                         r'[\d.-]+ ms$' % label, out, re.M), out
+    assert re.search(r'^Target \(medians\): .* <= 5 ms per report: '
+                     r'(met|NOT met) ', out, re.M), out
+    assert 'Every fixture device is healthy: yes' in lines
+    assert 'A fatal AER count written into a copy fails its device: yes' \
+        in lines
+    assert lines[-1].startswith('Command: python ')
+    assert not [name for name in os.listdir(tmp_path)
+                if name.startswith('cyborg-bench-')]
+
+
 def test_placement_sync_bench(tmp_path):
     out = run_tool(tmp_path, 'bench/placement_sync.py', '--deployables', '2')
     lines = out.splitlines()

@@ -1,4 +1,5 @@
-"""``/v2/devices``: list, show, enable, disable and (2.4) activate."""
+"""``/v2/devices``: list, show, enable, disable, (2.4) activate, (2.6)
+metrics and drain."""
 
 from oslo_utils import uuidutils
 import pecan
@@ -13,6 +14,7 @@ from cyborg.api import microversion
 from cyborg.api import paging
 from cyborg.api.types import base as types_base
 from cyborg.api.types import device as device_types
+from cyborg.api.types import metrics as metrics_types
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.objects import device as device_obj
 
@@ -24,7 +26,7 @@ _QUERY_PARAMS = ('type', 'vendor', 'hostname', 'filters.field',
 _SORT_KEYS = ('id', 'uuid', 'type', 'vendor', 'model', 'hostname',
               'status', 'created_at', 'updated_at')
 #: POST /v2/devices/{uuid}/<action>.
-ACTIONS = ('enable', 'disable', 'activate')
+ACTIONS = ('enable', 'disable', 'activate', 'drain')
 
 
 def _list_filters(type_, vendor, hostname, legacy):
@@ -74,24 +76,44 @@ class DevicesController(rest.RestController):
         pages = paging.parse(_SORT_KEYS)
         listed = device_obj.Device.list_view(context, filters=query,
                                              **pages)
-        body = device_types.list_body(listed)
+        body = device_types.list_body(listed, details=lambda hosts: (
+            device_types.health_details(context, device_obj.Device, hosts)))
         next_link = paging.next_link('devices', body['devices'], pages)
         if next_link:
             body['next'] = next_link
         return types_base.rendered(body)
 
-    @expose.expose(device_types.Device, wtypes.text)
-    def get_one(self, uuid):
+    @expose.expose(device_types.Device, wtypes.text, wtypes.text, path=2)
+    def get_one(self, uuid, part=None):
+        """``GET /v2/devices/{uuid}``, and (2.6) ``.../metrics``."""
         _checked(uuid)
         context = pecan.request.context
+        if part == 'metrics':
+            return self._metrics(context, uuid)
+        if part is not None:
+            raise exception.NotFound(
+                'No such resource: GET /v2/devices/{uuid}/%s' % part)
         policy.authorize('cyborg:device:get_one', None, context)
         device = device_obj.Device.get(context, uuid)
-        return device_types.Device.from_object(device)
+        view = device_types.VIEWS()
+        details = device_types.health_details(
+            context, device_obj.Device, [device.hostname]) if (
+            view.health) else None
+        return device_types.Device.from_object(device, view, details)
+
+    @microversion.versioned('2.6')
+    def _metrics(self, context, uuid):
+        """The latest telemetry sample, asked of the device's agent."""
+        policy.authorize('cyborg:device:get_metrics', None, context)
+        sample = conductor_rpcapi.for_api().device_metrics(context, uuid)
+        return wsme.api.Response(
+            metrics_types.DeviceMetrics.from_sample(sample),
+            status_code=200, return_type=metrics_types.DeviceMetrics)
 
     @expose.expose(device_types.Device, wtypes.text, wtypes.text, path=2)
     def post(self, uuid=None, action=None):
-        """``POST /v2/devices/{uuid}/<action>``: enable, disable, and
-        (2.4) activate."""
+        """``POST /v2/devices/{uuid}/<action>``: enable, disable, (2.4)
+        activate and (2.6) drain."""
         if uuid is None:
             pecan.abort(405)
         call = getattr(self, '_%s' % action, None) if action in (
@@ -124,3 +146,13 @@ class DevicesController(rest.RestController):
         device = conductor_rpcapi.for_api().activate_device(context,
                                                                  uuid)
         return device_types.Device.from_object(device)
+
+    @microversion.versioned('2.6')
+    def _drain(self, context, uuid):
+        """No new bind; maintenance once the bound ARQs have unbound."""
+        policy.authorize('cyborg:device:drain', None, context)
+        device = conductor_rpcapi.for_api().drain_device(context, uuid)
+        view = device_types.VIEWS()
+        return device_types.Device.from_object(
+            device, view, device_types.health_details(
+                context, device_obj.Device, [device.hostname]))

@@ -132,3 +132,49 @@ def test_non_uuid_is_404(api):
     response = _get(api, '/v2/devices/not-a-uuid', expect_errors=True)
     assert response.status_int == 404
     assert 'not-a-uuid' in fault(response)['faultstring']
+
+
+HEALTH = ['health', 'health_reason', 'health_sources', 'health_checked_at',
+          'affected_arqs']
+
+
+@pytest.mark.parametrize('version', ['accelerator 2.4', 'accelerator 2.5'])
+def test_no_health_before_2_6(api, make_device, version):
+    device = make_device(health='failed', health_reason='too hot')
+    [listed] = _get(api, '/v2/devices', version).json['devices']
+    shown = _get(api, '/v2/devices/%s' % device.uuid, version).json
+    for body in (listed, shown):
+        assert not set(HEALTH) & set(body)
+
+
+@pytest.mark.parametrize('version', ['latest', 'accelerator 2.6'])
+def test_health_from_2_6(api, make_device, version):
+    failed = make_device(health='failed', health_reason='AER: 1 fatal',
+                         health_sources=['aer', 'pci'], status='error',
+                         status_reason='unhealthy: AER: 1 fatal')
+    never = make_device(hostname='other')
+    listed = {d['uuid']: d for d in
+              _get(api, '/v2/devices', version).json['devices']}
+    for uuid in (failed.uuid, never.uuid):
+        shown = _get(api, '/v2/devices/%s' % uuid, version).json
+        assert {name: shown[name] for name in HEALTH} == {
+            name: listed[uuid][name] for name in HEALTH}
+    assert {name: listed[failed.uuid][name] for name in HEALTH} == {
+        'health': 'failed', 'health_reason': 'AER: 1 fatal',
+        'health_sources': ['aer', 'pci'],
+        # No agent heartbeat recorded for its host.
+        'health_checked_at': None, 'affected_arqs': []}
+    assert {name: listed[never.uuid][name] for name in HEALTH} == {
+        'health': 'unknown', 'health_reason': None, 'health_sources': [],
+        'health_checked_at': None, 'affected_arqs': []}
+
+
+def test_health_checked_at_is_the_agents_last_heartbeat(api, ctx,
+                                                         make_device):
+    from cyborg.db import api as dbapi
+    device = make_device(health='ok', health_sources=['pci'])
+    dbapi.services.heartbeat(ctx, 'computenode', 'cyborg-agent')
+    seen = dbapi.services.get(ctx, 'computenode', 'cyborg-agent')
+    shown = _get(api, '/v2/devices/%s' % device.uuid, '2.6').json
+    assert shown['health_checked_at'] == (
+        seen.last_seen_up.replace(microsecond=0).isoformat() + '+00:00')

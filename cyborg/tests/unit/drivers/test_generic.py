@@ -393,7 +393,7 @@ def test_operations_on_a_vanished_function_fail(host):
 
 def test_health(host):
     driver, found, _writes = host
-    assert driver.health(found[gh.CRYPTO_PF]) == base.HEALTHY
+    assert driver.health(found[gh.CRYPTO_PF]).state == base.OK
     with open(os.path.join(CONF.agent.sysfs_root, _fn(gh.INFERENCE,
                                                       'vendor')), 'w') as out:
         out.write('0xffff\n')

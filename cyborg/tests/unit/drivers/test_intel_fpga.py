@@ -277,7 +277,7 @@ def test_health(fpga_host, override):
     override('sysfs_root', fpga_host, group='agent')
     driver = intel_fpga.IntelFpgaDriver()
     pac = _discover(fpga_host)[PAC]
-    assert driver.health(pac) == base.HEALTHY
+    assert driver.health(pac).state == base.OK
     with open(os.path.join(fpga_host, 'bus', 'pci', 'devices', PAC,
                            'config'), 'wb') as out:
         out.write(b'\xff\xff')

@@ -160,7 +160,12 @@ def test_agent_records_the_state_as_fault(override):
     assert failed == []
     faults = {addr: dev.fault for addr, dev in pci_hosts.by_address(
         host_report.devices).items()}
-    assert faults == {SYM: None, DC: None, DOWN: 'down', DCC: None}
+    assert faults == {SYM: None, DC: None, DOWN: 'QAT state down',
+                      DCC: None}
+    states = {addr: (dev.health, dev.health_reason) for addr, dev in
+              pci_hosts.by_address(host_report.devices).items()}
+    assert states == {SYM: ('ok', None), DC: ('ok', None),
+                      DOWN: ('failed', 'QAT state down'), DCC: ('ok', None)}
 
 
 # --- Services. ----------------------------------------------------------
@@ -376,19 +381,25 @@ def qat(override, tmp_path):
 
 def test_health_follows_qat_state(qat):
     root, driver, found = qat('qat-4xxx-host')
-    assert driver.health(found[SYM]) == base.HEALTHY
-    assert driver.health(found[DOWN]) == base.Health(False, 'down')
+    healthy = driver.health(found[SYM])
+    assert (healthy.state, healthy.reason) == (base.OK, None)
+    assert 'qat' in healthy.sources
+    down = driver.health(found[DOWN])
+    assert (down.state, down.reason) == (base.FAILED, 'QAT state down')
     _write(root, SYM, os.path.join('qat', 'state'), 'down\n')
-    assert driver.health(found[SYM]) == base.Health(False, 'down')
+    assert driver.health(found[SYM]).reason == 'QAT state down'
+    # NOTE(tests): sysfs-driver-qat: only qat_4xxx and later show the
+    # file; without it the check does not apply.
     os.remove(_fn_path(root, SYM, 'qat', 'state'))
-    assert driver.health(found[SYM]) == base.Health(
-        False, 'qat/state is unreadable')
+    gone = driver.health(found[SYM])
+    assert gone.state == base.OK and 'qat' not in gone.sources
 
 
 def test_health_without_qat_dir_is_ok(qat):
     _root, driver, found = qat('qat-c6xx-host')
-    assert [driver.health(dev) for dev in found.values()] == [
-        base.HEALTHY] * 4
+    healths = [driver.health(dev) for dev in found.values()]
+    assert [(h.state, h.reason) for h in healths] == [(base.OK, None)] * 4
+    assert not [h for h in healths if 'qat' in h.sources]
 
 
 def test_unreachable_pf_is_a_fault(qat):

@@ -38,7 +38,7 @@ def test_a_healthy_vf_is_judged_by_its_pf(nic):
     # config space reads no vendor.
     with open(os.path.join(builder.device_dir(VF), 'config'), 'rb') as config:
         assert config.read(4) == b'\xff\xff\xff\xff'
-    assert tools.pci_health(vf) == base.HEALTHY
+    assert tools.pci_health(vf) == base.Health(base.OK, None, ('pci',))
 
 
 @pytest.mark.parametrize('name, value, reason', [
@@ -48,7 +48,8 @@ def test_a_healthy_vf_is_judged_by_its_pf(nic):
 def test_a_vf_whose_pf_reads_all_ones_is_a_fault(nic, name, value, reason):
     builder, vf = nic
     _write(builder, PF, name, value)
-    assert tools.pci_health(vf) == base.Health(False, reason % PF)
+    assert tools.pci_health(vf) == base.Health(base.FAILED, reason % PF,
+                                               ('pci',))
 
 
 def test_a_vf_of_a_gone_pf_is_a_fault(nic):
@@ -56,14 +57,14 @@ def test_a_vf_of_a_gone_pf_is_a_fault(nic):
     os.remove(builder.path('bus', 'pci', 'devices', PF))
     shutil.rmtree(builder.device_dir(PF))
     assert tools.pci_health(vf) == base.Health(
-        False, 'PCI function %s is gone from sysfs' % PF)
+        base.FAILED, 'PCI function %s is gone from sysfs' % PF, ('pci',))
 
 
 def test_a_gone_vf_is_a_fault(nic):
     builder, vf = nic
     os.remove(builder.path('bus', 'pci', 'devices', VF))
     assert tools.pci_health(vf) == base.Health(
-        False, 'PCI function %s is gone from sysfs' % VF)
+        base.FAILED, 'PCI function %s is gone from sysfs' % VF, ('pci',))
 
 
 def test_a_physfn_link_naming_no_address_fails_the_check(nic):

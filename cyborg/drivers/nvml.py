@@ -1,0 +1,146 @@
+"""NVIDIA's NVML through nvidia-ml-py, where it is installed and loads."""
+
+# NOTE(nvml): nvidia-ml-py (module pynvml) is an optional extra; without
+# it, or where nvmlInit() fails (no NVIDIA driver, a container without
+# libnvidia-ml), the GPU driver keeps to its sysfs checks. The module is
+# imported and initialised on first use only, once per process: a host
+# does not grow an NVIDIA driver between two report intervals, and
+# retrying a failing nvmlInit on every pass would cost each pass a
+# dlopen. NVML calls are judged one by one: a GPU that does not support
+# one (NVML_ERROR_NOT_SUPPORTED: no ECC on a T4 in some modes, no row
+# remapping before Ampere) loses that reading only.
+
+import importlib
+import threading
+import types
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from cyborg.drivers import base
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+_LOCK = threading.Lock()
+_STATE = {'tried': False, 'module': None}
+
+
+def library() -> types.ModuleType | None:
+    """The initialised ``pynvml`` module, or None where NVML is absent,
+    does not initialise, or ``[health] use_nvml`` is off."""
+    if not CONF.health.use_nvml:
+        return None
+    with _LOCK:
+        if not _STATE['tried']:
+            _STATE['tried'] = True
+            _STATE['module'] = _load()
+        return _STATE['module']
+
+
+def _load():
+    try:
+        module = importlib.import_module('pynvml')
+    except ImportError:
+        LOG.info('nvidia-ml-py is not installed: NVIDIA GPUs are judged '
+                 'by sysfs only')
+        return None
+    try:
+        module.nvmlInit()
+    except Exception as exc:  # noqa: BLE001 - any NVML failure means none
+        LOG.info('NVML does not initialise (%s): NVIDIA GPUs are judged '
+                 'by sysfs only', exc)
+        return None
+    LOG.info('NVML initialised: NVIDIA GPUs are also judged through it')
+    return module
+
+
+def forget() -> None:
+    """Load NVML again on next use (tests, and after ``[health]`` changes).
+    """
+    with _LOCK:
+        module = _STATE['module']
+        _STATE.update(tried=False, module=None)
+    if module is not None:
+        try:
+            module.nvmlShutdown()
+        except Exception:  # noqa: BLE001,S110 - nothing left to release
+            pass
+
+
+def _call(nvml, name, *args):
+    """``nvml.<name>(*args)``, or None when NVML answers with an error."""
+    try:
+        return getattr(nvml, name)(*args)
+    except nvml.NVMLError as exc:
+        LOG.debug('NVML %s failed: %s', name, exc)
+        return None
+
+
+def _handle(nvml, address):
+    # NOTE(nvml): nvmlDeviceGetHandleByPciBusId takes "domain:bus:
+    # device.function" in hex, the form sysfs uses.
+    return _call(nvml, 'nvmlDeviceGetHandleByPciBusId', address)
+
+
+def check(address: str, findings) -> None:
+    """Judge the GPU at ``address`` by NVML, when it is there: volatile
+    uncorrected ECC errors or a row remapping failure fail it, pages or
+    rows waiting to be retired at the next reset degrade it."""
+    nvml = library()
+    handle = _handle(nvml, address) if nvml is not None else None
+    if handle is None:
+        return
+    findings.ran('nvml')
+    uncorrected = _call(nvml, 'nvmlDeviceGetTotalEccErrors', handle,
+                        nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                        nvml.NVML_VOLATILE_ECC)
+    if uncorrected:
+        findings.found(base.FAILED, 'nvml', 'NVML uncorrected ECC errors: '
+                       '%d' % uncorrected)
+    pending = _call(nvml, 'nvmlDeviceGetRetiredPagesPendingStatus', handle)
+    if pending == nvml.NVML_FEATURE_ENABLED:
+        findings.found(base.DEGRADED, 'nvml', 'NVML: retired pages wait for '
+                       'a GPU reset')
+    rows = _call(nvml, 'nvmlDeviceGetRemappedRows', handle)
+    if rows is not None:
+        _corrected, _uncorrected, rows_pending, rows_failed = rows
+        if rows_failed:
+            findings.found(base.FAILED, 'nvml', 'NVML: row remapping '
+                           'failed')
+        elif rows_pending:
+            findings.found(base.DEGRADED, 'nvml', 'NVML: remapped rows '
+                           'wait for a GPU reset')
+
+
+def sample(address: str) -> dict[str, float]:
+    """What NVML tells of the GPU at ``address`` in ``telemetry.SERIES``
+    names; {} without NVML."""
+    nvml = library()
+    handle = _handle(nvml, address) if nvml is not None else None
+    if handle is None:
+        return {}
+    found = {}
+    rates = _call(nvml, 'nvmlDeviceGetUtilizationRates', handle)
+    if rates is not None:
+        found['utilization_ratio'] = rates.gpu / 100
+    memory = _call(nvml, 'nvmlDeviceGetMemoryInfo', handle)
+    if memory is not None:
+        found['memory_used_bytes'] = memory.used
+        found['memory_total_bytes'] = memory.total
+    temperature = _call(nvml, 'nvmlDeviceGetTemperature', handle,
+                        nvml.NVML_TEMPERATURE_GPU)
+    if temperature is not None:
+        found['temperature_celsius'] = temperature
+    milliwatts = _call(nvml, 'nvmlDeviceGetPowerUsage', handle)
+    if milliwatts is not None:
+        found['power_watts'] = milliwatts / 1000
+    for series, error_type in (
+            ('ecc_corrected_total', nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED),
+            ('ecc_uncorrected_total',
+             nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)):
+        count = _call(nvml, 'nvmlDeviceGetTotalEccErrors', handle,
+                      error_type, nvml.NVML_VOLATILE_ECC)
+        if count is not None:
+            found[series] = count
+    return {name: float(value) for name, value in found.items()}

@@ -1,0 +1,320 @@
+"""Versioned notifications over RabbitMQ, as a consumer receives them.
+
+Real cyborg-api, cyborg-conductor and cyborg-agent processes run with
+``[oslo_messaging_notifications] driver = messagingv2`` on a RabbitMQ
+vhost of their own; oslo.messaging's notification listener, in this
+process, consumes ``versioned_notifications.info`` and ``.error`` there.
+Every notification received is checked against its documented sample.
+"""
+
+import configparser
+import threading
+import uuid
+
+from oslo_config import cfg
+import oslo_messaging as messaging
+import pytest
+import requests
+
+from cyborg.tests import deployments
+from cyborg.tests import processes
+from cyborg.tests.unit.notifications import samples
+
+pytestmark = pytest.mark.functional
+
+TIMEOUT = 60
+OPERATOR = {'X-Roles': 'admin', 'X-Project-Id': 'operators',
+            'X-User-Id': 'operator'}
+MEMBER = {'X-Roles': 'member,reader', 'X-Project-Id': 'p-tenant',
+          'X-User-Id': 'u-tenant'}
+NOVA = dict(MEMBER, **{'X-Service-Roles': 'service'})
+V24 = dict(OPERATOR, **{'OpenStack-API-Version': 'accelerator 2.4'})
+V25 = dict(OPERATOR, **{'OpenStack-API-Version': 'accelerator 2.5'})
+ARQS = '/v2/accelerator_requests'
+HANDLES = 4
+
+
+class Consumer:
+    """oslo.messaging's notification listener on the deployment's vhost,
+    recording what it receives as ``{event_type, priority, publisher_id,
+    payload}``."""
+
+    def __init__(self, transport_url):
+        self.received = []
+        self._changed = threading.Condition()
+        # NOTE(tests): a configuration of its own: the test process's
+        # global CONF belongs to the unit tests' fixtures.
+        conf = cfg.ConfigOpts()
+        conf([], project='cyborg-notification-consumer')
+        self._transport = messaging.get_notification_transport(
+            conf, url=transport_url)
+        self._listener = messaging.get_notification_listener(
+            self._transport,
+            [messaging.Target(topic='versioned_notifications',
+                              exchange='cyborg')],
+            [self], executor='threading')
+        self._listener.start()
+
+    def _record(self, priority, publisher_id, event_type, payload):
+        with self._changed:
+            self.received.append({'event_type': event_type,
+                                  'priority': priority,
+                                  'publisher_id': publisher_id,
+                                  'payload': payload})
+            self._changed.notify_all()
+
+    def info(self, ctxt, publisher_id, event_type, payload, metadata):
+        self._record('INFO', publisher_id, event_type, payload)
+
+    def error(self, ctxt, publisher_id, event_type, payload, metadata):
+        self._record('ERROR', publisher_id, event_type, payload)
+
+    def wait(self, event_type, count=1, **data):
+        """The first ``count`` notifications of ``event_type`` whose payload
+        data has ``data``, once that many arrived."""
+        def matching():
+            return [n for n in self.received
+                    if n['event_type'] == event_type and all(
+                        _data(n).get(k) == v for k, v in data.items())]
+        with self._changed:
+            arrived = self._changed.wait_for(
+                lambda: len(matching()) >= count, TIMEOUT)
+            found = matching()
+        assert arrived, 'only %d %s of %d arrived; received: %s' % (
+            len(found), event_type, count,
+            sorted({n['event_type'] for n in self.received}))
+        return found[:count]
+
+    def stop(self):
+        self._listener.stop()
+        self._listener.wait()
+        self._transport.cleanup()
+
+
+def _data(notification):
+    return notification['payload']['cyborg_object.data']
+
+
+def _option(config_file, section, name):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(config_file)
+    return parser.get(section, name)
+
+
+def _set_option(config_file, section, name, value):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(config_file)
+    parser.set(section, name, str(value))
+    with open(config_file, 'w') as out:
+        parser.write(out)
+
+
+@pytest.fixture(scope='module')
+def cloud(tmp_path_factory):
+    """One deployment for the module, and the consumer on its vhost."""
+    tmp = tmp_path_factory.mktemp('notifications')
+    sections = {'oslo_messaging_notifications': {'driver': 'messagingv2'}}
+    with deployments.services(tmp, handles=HANDLES, devices=1,
+                              sections=sections) as deployment:
+        url = _option(deployment.conductor.command[-1], 'DEFAULT',
+                      'transport_url')
+        consumer = Consumer(url)
+        try:
+            yield deployment, consumer
+        finally:
+            consumer.stop()
+    for notification in consumer.received:
+        assert samples.mismatches(notification) == [], notification
+
+
+def _checked(found):
+    for notification in found:
+        assert samples.mismatches(notification) == [], notification
+    return found
+
+
+def _call(method, url, status, headers=OPERATOR, **kwargs):
+    resp = requests.request(method, url, headers=headers, timeout=TIMEOUT,
+                            **kwargs)
+    assert resp.status_code == status, resp.text
+    return resp.json() if resp.content else None
+
+
+def _devices(deployment):
+    return _call('GET', deployment.url + '/v2/devices', 200)['devices']
+
+
+def test_discovered_device_is_announced(cloud):
+    deployment, consumer = cloud
+    (created,) = _checked(consumer.wait('accelerator.device.create',
+                                        hostname=deployment.host))
+    (device,) = _devices(deployment)
+    assert _data(created)['uuid'] == device['uuid']
+    assert created['publisher_id'] == 'cyborg-conductor:ctl-1'
+
+
+def test_activation_is_announced_as_status_changes(cloud):
+    deployment, consumer = cloud
+    (device,) = _devices(deployment)
+    _call('POST', '%s/v2/devices/%s/activate' % (deployment.url,
+                                                   device['uuid']),
+          200, headers=V24)
+    changes = _checked(consumer.wait('accelerator.device.status_change',
+                                     count=2, uuid=device['uuid']))
+    assert [(_data(n)['old_status'], _data(n)['status'])
+            for n in changes] == [('inactive', 'activating'),
+                                  ('activating', 'ready')]
+
+
+def _profile(deployment, amount):
+    name = 'notify-%s' % uuid.uuid4().hex[:8]
+    _call('POST', deployment.url + '/v2/device_profiles', 201,
+          json=[{'name': name, 'groups': [{'resources:FPGA': str(amount)}]}])
+    return name
+
+
+def _boot(deployment, amount):
+    """Create ``amount`` ARQs and bind them to a new instance on the fake
+    device's provider, as Nova does; the instance and the resolved ARQs."""
+    (deployable,) = _call('GET', deployment.url + '/v2/deployables',
+                          200)['deployables']
+    arqs = _call('POST', deployment.url + ARQS, 201, headers=MEMBER,
+                 json={'device_profile_name': _profile(deployment,
+                                                       amount)})['arqs']
+    instance = str(uuid.uuid4())
+    _call('PATCH', deployment.url + ARQS, 202, headers=NOVA, json={
+        arq['uuid']: [
+            {'op': 'add', 'path': '/hostname', 'value': deployment.host},
+            {'op': 'add', 'path': '/device_rp_uuid',
+             'value': deployable['rp_uuid']},
+            {'op': 'add', 'path': '/instance_uuid', 'value': instance}]
+        for arq in arqs})
+
+    def resolved():
+        resp = requests.get(
+            deployment.url + ARQS + '?instance=%s&bind_state=resolved'
+            % instance, headers=MEMBER, timeout=TIMEOUT)
+        return resp.json()['arqs'] if resp.status_code == 200 else None
+
+    return instance, processes.wait_for(resolved, TIMEOUT, interval=0.1,
+                                        what='the ARQs to be resolved')
+
+
+def test_arq_create_bind_unbind_delete(cloud):
+    deployment, consumer = cloud
+    instance, arqs = _boot(deployment, 2)
+    assert {a['state'] for a in arqs} == {'Bound'}
+    first = arqs[0]['uuid']
+    _call('PATCH', deployment.url + ARQS, 202, headers=NOVA, json={
+        first: [{'op': 'remove', 'path': path} for path in
+                ('/hostname', '/device_rp_uuid', '/instance_uuid')]})
+    unbound, = _checked(consumer.wait('accelerator.arq.unbind', uuid=first))
+    assert _data(unbound)['instance_uuid'] == instance
+    assert _data(unbound)['state'] == 'Unbound'
+    _call('DELETE', deployment.url + ARQS + '?instance=' + instance, 204,
+          headers=NOVA)
+    _call('DELETE', deployment.url + ARQS + '?arqs=' + first, 204,
+          headers=NOVA)
+    for arq in arqs:
+        for event_type in ('create', 'bind.start', 'bind.end', 'delete'):
+            _checked(consumer.wait('accelerator.arq.' + event_type,
+                                   uuid=arq['uuid']))
+    (bound,) = consumer.wait('accelerator.arq.bind.end', uuid=first)
+    assert _data(bound)['instance_uuid'] == instance
+    assert _data(bound)['attach_handle_uuid']
+
+
+def test_a_failed_bind_arrives_on_the_error_queue(cloud):
+    deployment, consumer = cloud
+    instance, arqs = _boot(deployment, HANDLES + 1)
+    failed = [a['uuid'] for a in arqs if a['state'] == 'BindFailed']
+    assert len(failed) == 1
+    (error,) = _checked(consumer.wait('accelerator.arq.bind.error',
+                                      uuid=failed[0]))
+    assert error['priority'] == 'ERROR'
+    assert _data(error)['state'] == 'BindFailed'
+    _call('DELETE', deployment.url + ARQS + '?instance=' + instance, 204,
+          headers=NOVA)
+    consumer.wait('accelerator.arq.delete', uuid=failed[0])
+
+
+def test_driver_update_and_a_failed_install(cloud):
+    deployment, consumer = cloud
+    agent_conf = deployment.process('cyborg-agent').command[-1]
+    before = {d['uuid'] for d in _devices(deployment)}
+    # NOTE(tests): a driver update re-reads the agent's configuration.
+    _set_option(agent_conf, 'fake_driver', 'device_count', 2)
+    url = '%s/v2/drivers/%s/fake_driver' % (deployment.url, deployment.host)
+    changes = _call('PATCH', url, 200, headers=V25, json={})['changes']
+    (added,) = changes['added']
+    (started,) = _checked(consumer.wait('accelerator.driver.update.start'))
+    (ended,) = _checked(consumer.wait('accelerator.driver.update.end'))
+    assert _data(ended)['changed_devices'] == [added]
+    assert _data(ended)['host'] == deployment.host
+    _checked(consumer.wait('accelerator.device.create', uuid=added))
+    _set_option(agent_conf, 'fake_driver', 'device_count', 1)
+    changes = _call('PATCH', url, 200, headers=V25, json={})['changes']
+    assert changes['removed'] == [added]
+    _checked(consumer.wait('accelerator.device.delete', uuid=added))
+    assert {d['uuid'] for d in _devices(deployment)} == before
+    _call('POST', deployment.url + '/v2/drivers', 409, headers=V25,
+          json={'host': deployment.host, 'name': 'fake_driver'})
+    (error,) = _checked(consumer.wait('accelerator.driver.install.error',
+                                      name='fake_driver'))
+    assert error['priority'] == 'ERROR'
+    assert 'already enabled' in _data(error)['reason']
+    _checked(consumer.wait('accelerator.driver.install.start'))
+    assert started['publisher_id'] == 'cyborg-conductor:ctl-1'
+    # A device whose description changes (one more handle) is updated.
+    _set_option(agent_conf, 'fake_driver', 'accelerators_per_device',
+                HANDLES + 1)
+    changes = _call('PATCH', url, 200, headers=V25, json={})['changes']
+    (device,) = before
+    assert changes['changed'] == [device]
+    _checked(consumer.wait('accelerator.device.update', uuid=device))
+
+
+def test_a_drain_is_announced(cloud):
+    deployment, consumer = cloud
+    (device,) = _devices(deployment)
+    instance, arqs = _boot(deployment, 1)
+    v26 = dict(OPERATOR, **{'OpenStack-API-Version': 'accelerator 2.6'})
+    url = '%s/v2/devices/%s' % (deployment.url, device['uuid'])
+    assert _call('POST', url + '/drain', 200, headers=v26)['status'] == (
+        'draining')
+    (started,) = _checked(consumer.wait('accelerator.device.drain.start',
+                                        uuid=device['uuid']))
+    assert _data(started)['arqs_left'] == 1
+    _call('DELETE', deployment.url + ARQS + '?instance=' + instance, 204,
+          headers=NOVA)
+    (ended,) = _checked(consumer.wait('accelerator.device.drain.end',
+                                      uuid=device['uuid']))
+    assert _data(ended)['cancelled'] is False
+    assert _call('GET', url, 200, headers=v26)['status'] == 'maintaining'
+    _call('POST', url + '/enable', 204)
+    changes = _checked(consumer.wait('accelerator.device.status_change',
+                                     count=5, uuid=device['uuid']))
+    assert [(_data(n)['old_status'], _data(n)['status'])
+            for n in changes[2:]] == [('ready', 'draining'),
+                                      ('draining', 'maintaining'),
+                                      ('maintaining', 'ready')]
+
+
+def test_everything_received_matches_its_sample(cloud):
+    """What the tests above drove, and nothing else, arrived, each as its
+    sample says (the module's teardown checks the stragglers too)."""
+    _deployment, consumer = cloud
+    received = {n['event_type'] for n in consumer.received}
+    assert received <= set(samples.names())
+    assert {'accelerator.device.create', 'accelerator.device.delete',
+            'accelerator.device.update', 'accelerator.device.status_change',
+            'accelerator.arq.create', 'accelerator.arq.bind.start',
+            'accelerator.arq.bind.end', 'accelerator.arq.bind.error',
+            'accelerator.arq.unbind', 'accelerator.arq.delete',
+            'accelerator.driver.update.start',
+            'accelerator.driver.update.end',
+            'accelerator.driver.install.start',
+            'accelerator.driver.install.error',
+            'accelerator.device.drain.start',
+            'accelerator.device.drain.end'} <= received
+    _checked(consumer.received)
