@@ -26,6 +26,15 @@ class CyborgException(Exception):
         return self.message
 
 
+def message_of(exc):
+    """What ``exc`` says, without the remote traceback oslo.messaging adds
+    to the text of an exception raised in another process."""
+    if isinstance(exc, CyborgException):
+        return exc.message
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 # --- The families the API maps to HTTP status codes. -------------------------
 
 class Invalid(CyborgException):

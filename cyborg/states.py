@@ -60,6 +60,9 @@ UNHEALTHY = 'unhealthy: '
 #: ... and of one whose health changed too often: only an operator's enable
 #: returns it.
 FLAPPING = 'flapping: '
+#: ... and of one whose scrub between tenants failed: only an operator's
+#: enable returns it.
+SCRUB_FAILED = 'scrub failed: '
 
 # --- Accelerator requests ---------------------------------------------------
 ARQ_INITIAL = 'Initial'

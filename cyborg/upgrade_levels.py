@@ -25,8 +25,9 @@ CONDUCTOR_OBJECTS = {
     # Accelerator 1.0 (/v1 views; RPC answers still carry plain dicts).
     '1.8': dict(_BASE, Deployable='1.1', Device='1.2', Service='1.2',
                 Accelerator='1.0', **_ARQS),
-    # Device 1.3 (health fields, health_details).
-    '1.9': dict(_BASE, Deployable='1.1', Device='1.3', Service='1.2',
+    # Device 1.3 (health fields, health_details), Deployable 1.2
+    # (cleaning_since).
+    '1.9': dict(_BASE, Deployable='1.2', Device='1.3', Service='1.2',
                 Accelerator='1.0', **_ARQS),
 }
 

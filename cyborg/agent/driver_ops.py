@@ -54,7 +54,29 @@ class DriverChoices:
 def details(tracker):
     """What the conductor records of this host's drivers."""
     return {'drivers': sorted(tracker.drivers),
-            'available_drivers': resource_tracker.driver_catalogue()}
+            'available_drivers': resource_tracker.driver_catalogue(),
+            'scrubbing_drivers': scrubbing_drivers(tracker)}
+
+
+def scrubbing_drivers(tracker: resource_tracker.ResourceTracker
+                      ) -> list[str]:
+    """The names (as devices record them, ``driver.name``) of the enabled
+    drivers whose ``scrub_on_release`` is on, sorted."""
+    return sorted({driver.name or entry_point
+                   for entry_point, driver in tracker.drivers.items()
+                   if scrubs(driver)})
+
+
+def scrubs(driver) -> bool:
+    """Whether ``driver`` scrubs between tenants; False, with a warning,
+    when its ``scrub_group`` has no ``scrub_on_release`` option."""
+    try:
+        return driver.scrub_on_release()
+    except cfg.Error as exc:
+        # NOTE(scrub): a driver's mistake must not stop the reports.
+        LOG.warning('Driver %s does not say whether it scrubs (%s); it '
+                    'does not', driver.name, exc)
+        return False
 
 
 def _entry_point(host, name):

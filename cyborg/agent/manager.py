@@ -30,7 +30,7 @@ BINARY = 'cyborg-agent'
 class AgentManager(reporting.Reporter):
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.7')
+    target = messaging.Target(version='1.8')
 
     def __init__(self, host, tracker=None, placement=None):
         self.host = host
@@ -209,6 +209,31 @@ class AgentManager(reporting.Reporter):
                       driver.release_handle, attach_type, attach_info,
                       handle_uuid)
             self.handles.forget(handle_uuid)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def scrub_deployable(self, context, driver_name: str, cpid_type: str,
+                         cpid_info: str, deployable_name: str) -> dict:
+        """RPC (1.8): clean a deployable whose last ARQ unbound, with its
+        driver's ``scrub``, unless its ``scrub_on_release`` is off.
+
+        :returns: ``{'scrubbed': bool}``.
+        :raises DriverError: the device or deployable is gone, or the
+            scrub failed.
+        """
+        driver = self.tracker.driver_named(driver_name)
+        if not driver_ops.scrubs(driver):
+            return {'scrubbed': False}
+        device, dep = self._deployable(driver_name, cpid_type, cpid_info,
+                                       deployable_name)
+        # NOTE(agent): the programming lock: a scrub that loads an image
+        # must not overlap another programming of the device.
+        with lockutils.lock('program-%s-%s' % (cpid_type, cpid_info)):
+            done = bool(self._run(driver_name, 'Scrubbing %s' %
+                                  deployable_name, driver.scrub, device,
+                                  dep))
+        LOG.info('Deployable %s %s', deployable_name,
+                 'scrubbed' if done else 'had nothing to scrub')
+        return {'scrubbed': done}
 
     # --- Attach to a host, and drivers (1.4) -------------------------------
 

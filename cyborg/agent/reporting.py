@@ -169,9 +169,16 @@ class Reporter:
                                     replace=True)
 
     def _identity(self):
-        """This agent's release and the RPC API version it serves."""
+        """This agent's release, the RPC API version it serves and the
+        drivers that scrub between tenants.
+
+        NOTE(scrub): heartbeats carry none of these; a change of any (an
+        upgrade, a reloaded scrub_on_release) sends a report.
+        """
         return {'version': version.version_string(),
-                'rpc_version': self.target.version}
+                'rpc_version': self.target.version,
+                'scrubbing_drivers': driver_ops.scrubbing_drivers(
+                    self.tracker)}
 
     def _details(self, failed):
         return dict(driver_ops.details(self.tracker), **self._identity(),

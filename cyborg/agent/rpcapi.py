@@ -39,13 +39,14 @@ class AgentAPI:
       devices the answer to its report names (``install``) and sends the
       outcomes with its next report (``installed``).
     * 1.7 - device_metrics: the latest telemetry sample of one device.
+    * 1.8 - scrub_deployable: clean a deployable between tenants.
 
     ``[upgrade_levels] agent`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
     form where one exists. Arguments are plain values, no objects.
     """
 
-    RPC_API_VERSION = '1.7'
+    RPC_API_VERSION = '1.8'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -192,3 +193,23 @@ class AgentAPI:
         cctxt = self._prepare(host, '1.7', 'device_metrics',
                               timeout=timeout)
         return cctxt.call(context, 'device_metrics', device_key=device_key)
+
+    def scrub_deployable(self, context, host: str, driver_name: str,
+                         cpid_type: str, cpid_info: str,
+                         deployable_name: str) -> dict:
+        """Have the driver on ``host`` clean a deployable for its next
+        tenant, after its last ARQ unbound.
+
+        :param cpid_info: the device's control path info (JSON string).
+        :returns: ``{'scrubbed': bool}``: False when the driver's
+            ``scrub_on_release`` is off or there was nothing to scrub.
+        :raises DriverError: the scrub failed (the deployable is not
+            clean).
+        :raises RPCVersionCapped: [upgrade_levels] agent is before 1.8.
+        """
+        cctxt = self._prepare(host, '1.8', 'scrub_deployable',
+                              timeout=CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'scrub_deployable',
+                          driver_name=driver_name, cpid_type=cpid_type,
+                          cpid_info=cpid_info,
+                          deployable_name=deployable_name)

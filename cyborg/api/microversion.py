@@ -40,7 +40,8 @@ VERSIONS = (
     VersionNote('2.6', 'Device health and maintenance: devices show '
                        'health, health_reason, health_sources, '
                        'health_checked_at, affected_arqs and the status '
-                       'draining; POST /v2/devices/{uuid}/drain; GET '
+                       'draining; deployables show cleaning; POST '
+                       '/v2/devices/{uuid}/drain; GET '
                        '/v2/devices/{uuid}/metrics.'),
 )
 

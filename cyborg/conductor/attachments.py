@@ -108,7 +108,8 @@ def attach(context, uuid, agent_api, conductor, instance_uuid=None,
     except exception.CyborgException as exc:
         _undo(context, job, agent_api, reserved)
         if isinstance(exc, exception.DriverError):
-            raise exception.AttachFailed(uuid=uuid, reason=str(exc)) from exc
+            raise exception.AttachFailed(
+                uuid=uuid, reason=exception.message_of(exc)) from exc
         if isinstance(exc, exception.AcceleratorAllocated):
             # NOTE(attachments): the agent names every consumer; the
             # caller hears only of its own project's.
@@ -183,7 +184,8 @@ def detach(context, uuid, agent_api):
                                           accelerators.DETACHING,
                                           accelerators.ATTACHED)
         if isinstance(exc, exception.DriverError):
-            raise exception.DetachFailed(uuid=uuid, reason=str(exc)) from exc
+            raise exception.DetachFailed(
+                uuid=uuid, reason=exception.message_of(exc)) from exc
         raise
     released = accelerators.clear_attachment(context, uuid)
     hostwork.release(context, released, agent_api)

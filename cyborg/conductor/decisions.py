@@ -42,14 +42,16 @@ def traits(services=(), driver_traits=(), operator_traits=()):
 
 
 def provider(status, services=(), driver_traits=(), operator_traits=(),
-             attached=False, handles_in_use=(), fault=None):
+             attached=False, handles_in_use=(), fault=None, cleaning=False):
     """What the agent writes to one deployable's provider.
 
     :returns: ``{'reserved': bool, 'traits': [...], 'in_use': bool}``;
         ``reserved`` is all of the inventory or none of it. A deployable
         attached through /v1 is reserved: the scheduler must not hand out
-        what the host or a /v1 user holds.
+        what the host or a /v1 user holds; and so is one being scrubbed
+        for its next tenant (``cleaning``).
     """
-    return {'reserved': device_reserved(status, fault) or bool(attached),
+    return {'reserved': (device_reserved(status, fault) or bool(attached) or
+                         bool(cleaning)),
             'traits': traits(services, driver_traits, operator_traits),
             'in_use': in_use(handles_in_use, attached)}

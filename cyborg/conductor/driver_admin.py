@@ -104,7 +104,8 @@ def update(context, host, name, agent_api, image_id=None):
                            entry['name'], image_id, image_id=image_id)
     except exception.DriverError as exc:
         raise exception.DriverUpdateFailed(
-            name=entry['name'], host=host, reason=str(exc)) from exc
+            name=entry['name'], host=host,
+            reason=exception.message_of(exc)) from exc
     record(context, host, result)
     entry = driver_entry(context, host, name)
     entry['changes'] = changes(before, snapshot(context, host))
@@ -139,6 +140,6 @@ def _discover_one(context, host, agent_api):
     try:
         agent_rpcapi.reached(host, agent_api.discover, context, host)
     except exception.CyborgException as exc:
-        entry['error'] = str(exc)
+        entry['error'] = exception.message_of(exc)
     entry.update(changes(before, snapshot(context, host)))
     return entry

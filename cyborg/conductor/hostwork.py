@@ -49,9 +49,9 @@ def _program(context, target, image_id, agent_api, arq_uuid=None):
             exception.ImageNotUsable, exception.ImageUnavailable) as exc:
         program_notifications.failed(context, target, image_id, exc,
                                      arq_uuid)
-        raise exception.ProgrammingFailed(uuid=target['uuid'],
-                                          image=image_id,
-                                          reason=str(exc)) from exc
+        raise exception.ProgrammingFailed(
+            uuid=target['uuid'], image=image_id,
+            reason=exception.message_of(exc)) from exc
     except exception.CyborgException as exc:
         program_notifications.failed(context, target, image_id, exc,
                                      arq_uuid)

@@ -282,7 +282,8 @@ def check_host(host, named=None):
 def _details(report):
     return {name: report.get(name)
             for name in ('version', 'rpc_version', 'drivers',
-                         'available_drivers', 'report_interval')}
+                         'available_drivers', 'report_interval',
+                         'scrubbing_drivers')}
 
 
 def whole_report(host, report):

@@ -55,7 +55,7 @@ def activate(context, uuid, agent_api):
     except exception.CyborgException as exc:
         LOG.warning('Activation of device %s failed: %s', uuid, exc)
         _swap(context, uuid, states.DEVICE_ACTIVATING, states.DEVICE_ERROR,
-              (ACTIVATION_FAILED + str(exc))[:255])
+              (ACTIVATION_FAILED + exception.message_of(exc))[:255])
     except messaging.MessagingException as exc:
         _swap(context, uuid, states.DEVICE_ACTIVATING,
               states.DEVICE_INACTIVE)

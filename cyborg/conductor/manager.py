@@ -22,6 +22,8 @@ from cyborg.conductor import hostwork
 from cyborg.conductor import indirection
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
+from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.conductor import scrub
 from cyborg.conductor import takeover
 from cyborg.conductor import telemetry
 from cyborg.db import api as dbapi
@@ -104,6 +106,9 @@ class ConductorManager:
         context = cyborg_context.get_admin_context()
         health.recover(context, self.agent_api)
         lifecycle.settle_drains(context)
+        # NOTE(conductor): scrubs whose cast was lost, or whose conductor
+        # stopped.
+        scrub.run(context, self.host, self.agent_api)
 
     def _take_over(self):
         """Adopt the ARQ work of conductors that stopped heartbeating."""
@@ -239,6 +244,7 @@ class ConductorManager:
         takeover.finish_unbind(context, uuids, self, released)
         arq_notifications.unbound(context, bound)
         lifecycle.settle_drains(context)
+        self._scrub_later(context)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, uuids=None, instance_uuid=None,
@@ -246,7 +252,18 @@ class ConductorManager:
         count = binds.delete(context, uuids, instance_uuid, project_id,
                              bound_ok, self.agent_api)
         lifecycle.settle_drains(context)
+        self._scrub_later(context)
         return count
+
+    def _scrub_later(self, context):
+        # NOTE(conductor): the unbind marked the deployables it freed as
+        # cleaning; their scrub (host work) runs after the answer.
+        conductor_rpcapi.ConductorAPI().scrub_pending(context, self.host)
+
+    def scrub_pending(self, context):
+        """Scrub the deployables marked cleaning that no conductor is
+        scrubbing (cast to itself after an unbind)."""
+        scrub.run(context, self.host, self.agent_api)
 
     # --- Attributes and programming ----------------------------------------
 

@@ -52,7 +52,8 @@ class ConductorAPI:
     * 1.8 - the Accelerator object (1.0); /v1 answers are still its view
       dicts, so nothing sent or answered changes.
     * 1.9 - device_metrics: a device's latest telemetry sample, relayed
-      from its agent; drain_device; Device 1.3 (health, draining).
+      from its agent; drain_device; scrub_pending (cast); Device 1.3
+      (health, draining).
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -166,6 +167,15 @@ class ConductorAPI:
         cctxt = self._prepare('1.9', 'drain_device',
                               timeout=CONF.conductor.agent_rpc_timeout + 30)
         return cctxt.call(context, 'drain_device', uuid=uuid)
+
+    def scrub_pending(self, context, server):
+        """Have conductor ``server`` scrub the deployables whose last
+        ARQ unbound (a cast: the unbind does not wait for it). Against a
+        pinned older conductor, the next health loop of a new one does."""
+        if not self.client.can_send_version('1.9'):
+            return
+        cctxt = self._prepare('1.9', 'scrub_pending', server=server)
+        cctxt.cast(context, 'scrub_pending')
 
     def device_states(self, context, host, timeout=None):
         """The status of every device of ``host``, as the agent heals

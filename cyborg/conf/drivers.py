@@ -40,6 +40,20 @@ fake_opts = [
              'attach_type) at bind, as a real driver creating a mediated '
              'device does. For tests that must catch a bind half-way '
              '(killing the conductor that runs it); 0 is at once.'),
+    cfg.BoolOpt(
+        'scrub_on_release',
+        default=False,
+        help='Take the scrub path when the last accelerator request on a '
+             'simulated deployable unbinds: its capacity is reserved in '
+             'Placement while the fake driver "scrubs" it (nothing real). '
+             'Off by default: the extra Placement writes after each unbind '
+             'would race with tests that do not expect them.'),
+    cfg.StrOpt(
+        'scrub_failure',
+        default='',
+        help='When set, every scrub of the fake driver fails with this '
+             'text as the reason (the device then becomes failed); for '
+             'tests of the scrub failure path. Empty: scrubs succeed.'),
 ]
 
 

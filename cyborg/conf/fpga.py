@@ -35,6 +35,26 @@ opts = [
         min=1,
         help='Seconds a programming tool may run before the programming '
              'is given up as failed.'),
+    cfg.BoolOpt(
+        'scrub_on_release',
+        default=True,
+        help='When the last accelerator request on an FPGA deployable '
+             'unbinds, scrub it before it is offered again (Intel and '
+             'Xilinx drivers): load default_image when it is set, else '
+             'reset the functions guests get (function-level reset through '
+             'their sysfs "reset" file). The capacity stays reserved while '
+             'it runs; a failure marks the card failed.'),
+    cfg.StrOpt(
+        'default_image',
+        default='',
+        help='A local file with the image the FPGA drivers load onto a '
+             'deployable when its last accelerator request unbinds (see '
+             'scrub_on_release), with the same tool as programming: for '
+             'Intel cards a green bitstream loaded by fpgaconf, for Xilinx '
+             'cards a base image flashed by xbmgmt. A card that tool cannot '
+             'program (on no FPGA kernel driver, or without its management '
+             'function) then fails its scrub. Empty: no image; the '
+             'functions are reset instead.'),
 ]
 
 

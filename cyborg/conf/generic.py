@@ -18,6 +18,14 @@ opts = [
              'sample lists under [generic_backend_<name>]. A PCI function '
              'belongs to the first backend in this list that selects it. '
              'Empty: the driver reports nothing.'),
+    cfg.BoolOpt(
+        'scrub_on_release',
+        default=True,
+        help='When the last accelerator request on a deployable of any '
+             'backend unbinds, reset each function its attach handles pass '
+             'through (function-level reset through the sysfs "reset" file) '
+             'before it is offered again. The capacity stays reserved while '
+             'it runs; a failure marks the device failed.'),
 ]
 
 BACKEND_GROUP_PREFIX = 'generic_backend_'

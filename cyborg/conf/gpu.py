@@ -27,6 +27,18 @@ opts = [
              'GPU that has them are offered one by one in place of the '
              'physical GPU, except those that hold a vGPU. VFs are still '
              'used as vGPU parents.'),
+    cfg.BoolOpt(
+        'scrub_on_release',
+        default=True,
+        help='When the last accelerator request on a deployable unbinds, '
+             'scrub it before it is offered again: a GPU passed through '
+             'whole (PGPU) gets a function-level reset through its sysfs '
+             '"reset" file; for vGPUs, whose mediated devices were removed '
+             'at unbind, each parent function (the GPU, or its SR-IOV VF) '
+             'that holds no other vGPU is reset; one that still holds one, '
+             'or a GPU with SR-IOV VFs (which its reset would reset too), '
+             'is left alone. The capacity stays reserved while it runs; a '
+             'failure marks the GPU failed.'),
 ]
 
 VGPU_GROUP_PREFIX = 'vgpu_'

@@ -18,6 +18,13 @@ opts = [
         help='Placement resource class of the Ascend deployables: a '
              'standard class or a custom one (a name that is not '
              'standard is prefixed with CUSTOM and an underscore).'),
+    cfg.BoolOpt(
+        'scrub_on_release',
+        default=True,
+        help='When the last accelerator request on an Ascend NPU unbinds, '
+             'reset the function (function-level reset through its sysfs '
+             '"reset" file) before it is offered again. The capacity stays '
+             'reserved while it runs; a failure marks the NPU failed.'),
 ]
 
 

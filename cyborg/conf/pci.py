@@ -26,6 +26,16 @@ opts = [
              'virtual functions are claimed alike, as the values match '
              'them; PCI bridges never are. A value that does not parse '
              'stops the agent at start.'),
+    cfg.BoolOpt(
+        'scrub_on_release',
+        default=True,
+        help='When the last accelerator request on a function unbinds, '
+             'reset the function (a function-level reset through its sysfs '
+             '"reset" file, by the method the kernel picks from '
+             '"reset_method") before it is offered again. The capacity '
+             'stays reserved while it runs; a reset that fails marks the '
+             'device failed. A function the kernel offers no reset for is '
+             'offered again as it is.'),
 ]
 
 

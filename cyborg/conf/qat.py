@@ -32,6 +32,15 @@ opts = [
              'functions bound to vfio-pci or qat_vfio_pci are offered, and '
              'a function bound to no driver waits for activation to bind '
              'it.'),
+    cfg.BoolOpt(
+        'scrub_on_release',
+        default=True,
+        help='When the last accelerator request on a QAT deployable '
+             'unbinds, reset each function it lends to guests (its SR-IOV '
+             'VFs, or the PF offered whole) through the function\'s sysfs '
+             '"reset" file before it is offered again. The capacity stays '
+             'reserved while it runs; a failure marks the PF\'s device '
+             'failed.'),
 ]
 
 

@@ -13,6 +13,7 @@ from cyborg import states
 from cyborg.db import drains
 from cyborg.db import models
 from cyborg.db import ownership
+from cyborg.db import scrubs
 from cyborg.db import session
 from cyborg.db.session import main
 
@@ -312,11 +313,13 @@ def _bind_row(session, row, binding, deployable, owner=None):
     row.deployable_id = deployable.id
     row.updated_at = _now()
     status = deployable.device.status
-    if drains.refuses_binds(status):
+    if drains.refuses_binds(status) or scrubs.refuses_binds(deployable):
         # NOTE(arqs): Placement reserves such a device, but an allocation
         # made before that may still come; the instance goes elsewhere.
-        LOG.warning('Device of %s is %s and takes no new bind; ARQ %s '
-                    'failed', deployable.name, status, row.uuid)
+        LOG.warning('%s (device %s%s) takes no new bind; ARQ %s failed',
+                    deployable.name, status,
+                    ', cleaning' if scrubs.refuses_binds(deployable) else '',
+                    row.uuid)
         row.state = states.ARQ_BIND_FAILED
         row.owner, row.taken_at = owner, row.updated_at
         return False
@@ -412,6 +415,7 @@ def unbind(context, uuids, project_id=None, owner=None):
     rows = _lock(context.session, uuids, project_id)
     for row in rows.values():
         _check_transition(row, states.ARQ_UNBOUND)
+    used = [row.deployable_id for row in rows.values()]
     released = []
     for row in rows.values():
         kept = _release(context.session, row, released,
@@ -422,6 +426,7 @@ def unbind(context, uuids, project_id=None, owner=None):
         row.deployable_id = None
         row.hostname = row.device_rp_uuid = row.instance_uuid = None
         row.updated_at = _now()
+    scrubs.mark(context.session, used)
     return released
 
 
@@ -450,8 +455,10 @@ def delete(context, uuids=None, instance_uuid=None, project_id=None,
             raise exception.BoundARQNeedsServiceToken(uuid=row.uuid,
                                                       state=row.state)
     released = []
+    used = [row.deployable_id for row in rows]
     for row in rows:
         _release(session, row, released)
         session.delete(row)
+    scrubs.mark(session, used)
     return len(rows), released
 

@@ -16,7 +16,7 @@ CONF = cfg.CONF
 #: Statuses a device held by its health may have had; an activation the
 #: hold interrupted starts over from inactive.
 _RESUMES = {states.DEVICE_ACTIVATING: states.DEVICE_INACTIVE}
-_HOLDS = (states.UNHEALTHY, states.FLAPPING)
+_HOLDS = (states.UNHEALTHY, states.FLAPPING, states.SCRUB_FAILED)
 #: Healths a held device comes back from.
 _RECOVERED = (states.HEALTH_OK, states.HEALTH_DEGRADED)
 
@@ -69,9 +69,9 @@ def apply(device, report, at=None):
             _count_flap(device, at)
         device.health, device.health_since = health, at
     if health == states.HEALTH_FAILED:
-        _hold(device, states.UNHEALTHY + (reason or 'failed'))
+        hold(device, states.UNHEALTHY + (reason or 'failed'))
     if (device.health_flaps or 0) > CONF.conductor.health_flap_limit:
-        _hold(device, states.FLAPPING + '%d health changes in %d seconds; '
+        hold(device, states.FLAPPING + '%d health changes in %d seconds; '
               'enable the device once it is fixed' % (
                   device.health_flaps, CONF.conductor.health_flap_window))
     change = None
@@ -118,7 +118,7 @@ def _count_flap(device, at):
         device.health_flaps = (device.health_flaps or 0) + 1
 
 
-def _hold(device, reason):
+def hold(device, reason):
     """Error with ``reason``, remembering the status to resume; an error
     of another cause (an activation that failed) stays as it is."""
     reason = reason[:255]

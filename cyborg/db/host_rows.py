@@ -246,7 +246,8 @@ def state(key, device):
                            attribute_obj.driver_managed(attr.key)],
             operator_traits=traits.get(dep.name, ()),
             attached=dep.name in taken,
-            handles_in_use=[h.in_use for h in _loaded(dep, 'attach_handles')])
+            handles_in_use=[h.in_use for h in _loaded(dep, 'attach_handles')],
+            cleaning=getattr(dep, 'cleaning_since', None) is not None)
         for dep in device.deployables}
     return found
 

@@ -134,7 +134,7 @@ def _service_values(report):
     details = report.details or {}
     values = {'report_generation': report.generation}
     for name in ('version', 'rpc_version', 'drivers', 'available_drivers',
-                 'report_interval'):
+                 'report_interval', 'scrubbing_drivers'):
         if details.get(name) is not None:
             values[name] = details[name]
     return values

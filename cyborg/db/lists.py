@@ -15,14 +15,14 @@ from cyborg.db.session import main
 DEPLOYABLE_FIELDS = ('uuid', 'parent_id', 'root_id', 'name',
                      'num_accelerators', 'device_id', 'rp_uuid',
                      'driver_name', 'bitstream_id', 'created_at',
-                     'updated_at', 'attributes_list')
+                     'updated_at', 'cleaning_since', 'attributes_list')
 #: The columns of a devices row; ``services`` and ``health_sources`` are
 #: lists.
 DEVICE_FIELDS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                  'vendor_board_info', 'hostname', 'status', 'status_reason',
                  'services', 'created_at', 'updated_at', 'health',
                  'health_reason', 'health_sources')
-_TIMES = ('created_at', 'updated_at')
+_TIMES = ('created_at', 'updated_at', 'cleaning_since')
 
 #: The tables each list is read from.
 TABLES = {'deployables': (models.Deployable, models.Attribute),
@@ -133,7 +133,7 @@ def deployables(context, **query):
                     _timed((row[1:] for row in found), times), found,
                     strict=True):
                 # NOTE(db): the row but its last column, whose text is
-                # already there: '[..., "<updated_at>"' + ', [{...}]]'.
+                # already there: '[..., "<cleaning_since>"' + ', [{...}]]'.
                 yield '%s, %s]' % (json.dumps(row)[:-1],
                                    attributes.get(dep_id, empty))
 

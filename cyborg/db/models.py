@@ -141,6 +141,12 @@ class Deployable(Base):
     driver_name: orm.Mapped[str | None] = orm.mapped_column(sa.String(100))
     rp_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
     bitstream_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    # Since when the deployable is being scrubbed for its next tenant (its
+    # capacity reserved, no bind taken), and which conductor runs the
+    # scrub; NULL when it is not.
+    cleaning_since: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime)
+    scrub_owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
 
     device: orm.Mapped[Device] = orm.relationship(
         back_populates='deployables')
@@ -335,6 +341,9 @@ class Service(Base):
     report_generation: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
     report_interval: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
     drivers: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # Agents only: the drivers (as devices name them) that scrub a
+    # deployable when its last accelerator request unbinds (JSON).
+    scrubbing_drivers: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     # Agents only (JSON): every driver installed on the host, enabled or
     # not, as [{'name', 'driver_name', 'version'}].
     available_drivers: orm.Mapped[str | None] = orm.mapped_column(sa.Text)

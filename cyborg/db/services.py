@@ -129,7 +129,7 @@ def agent_heartbeats(context, binary, generations):
             for host, generation in generations.items()}
 
 
-_JSON_VALUES = ('drivers', 'available_drivers')
+_JSON_VALUES = ('drivers', 'available_drivers', 'scrubbing_drivers')
 
 
 def _stored_values(values):

@@ -4,9 +4,14 @@ import abc
 import dataclasses
 import functools
 
+from oslo_config import cfg
+
 from cyborg import exception
 from cyborg.drivers import mdev
+from cyborg.drivers import report
 from cyborg.drivers import sysfs as sysfs_mod
+
+CONF = cfg.CONF
 
 
 class DiscoveryContext:
@@ -88,6 +93,10 @@ class AcceleratorDriver(abc.ABC):
     #: runs discovery again when one changed. Add yours to these.
     watched_files = ('mdev_supported_types/*/available_instances',)
 
+    #: The option group whose ``scrub_on_release`` turns ``scrub`` on for
+    #: this driver; None: the driver is never asked to scrub.
+    scrub_group = None
+
     @abc.abstractmethod
     def discover(self, ctx):
         """Return the ``report.Device`` list this driver finds on the host.
@@ -133,6 +142,35 @@ class AcceleratorDriver(abc.ABC):
         """Undo ``prepare_handle`` once the handle is unbound."""
         if attach_type == mdev.ATTACH_MDEV:
             mdev.remove(self.name, attach_info, handle_uuid)
+
+    def scrub_on_release(self) -> bool:
+        """Whether the agent scrubs this driver's deployables between
+        tenants: ``[<scrub_group>] scrub_on_release``, read at each call
+        so a reloaded configuration counts."""
+        if self.scrub_group is None:
+            return False
+        return bool(CONF[self.scrub_group].scrub_on_release)
+
+    def scrub(self, device: report.Device,
+              deployable: report.Deployable) -> bool:
+        """Make a deployable clean for its next tenant.
+
+        Called when the last accelerator request on ``deployable``
+        unbinds, after ``release_handle`` of each of its handles, while
+        its capacity is reserved in Placement; only when
+        ``scrub_on_release`` holds. It must leave alone anything another
+        request still uses (a mediated device of another deployable on
+        the same parent), and be safe to run again.
+
+        :param device: the ``report.Device`` that holds the deployable.
+        :param deployable: the ``report.Deployable`` to scrub.
+        :returns: True when something was done (a reset, an image
+            loaded), False when there was nothing to scrub.
+        :raises exception.DriverError: the deployable could not be made
+            clean (its function is gone, a reset failed); the device then
+            becomes failed. Default: nothing to scrub.
+        """
+        return False
 
     def install_driver(self):
         """Prepare the host for this driver (load a kernel module...).

@@ -6,6 +6,7 @@ import time
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from cyborg import exception
 from cyborg.drivers import base
 from cyborg.drivers import report
 
@@ -24,6 +25,7 @@ class FakeDriver(base.AcceleratorDriver):
     """
 
     name = 'fake'
+    scrub_group = 'fake_driver'
 
     def discover(self, ctx):
         prefix = _UNSAFE.sub('_', ctx.host)
@@ -77,3 +79,12 @@ class FakeDriver(base.AcceleratorDriver):
     def release_handle(self, attach_type, attach_info, handle_uuid):
         """Nothing to remove: prepare_handle created nothing."""
         LOG.info('Releasing handle %s', handle_uuid)
+
+    def scrub(self, device, deployable):
+        """Fail with ``[fake_driver] scrub_failure`` when it is set; else
+        take the path and clean nothing (there is no hardware)."""
+        reason = CONF.fake_driver.scrub_failure
+        if reason:
+            raise exception.DriverError(driver=self.name, reason=reason)
+        LOG.info('Scrubbed %s (simulated)', deployable.name)
+        return True

@@ -176,6 +176,7 @@ class GenericDriver(base.AcceleratorDriver):
 
     name = 'generic'
     version = '1.0'
+    scrub_group = 'generic_driver'
 
     def __init__(self):
         self.backends = parse_backends(CONF)
@@ -299,6 +300,12 @@ class GenericDriver(base.AcceleratorDriver):
     def detach_host(self, device, deployable):
         """Bind the deployable's functions back to vfio-pci, for guests."""
         self._bind([deployable], pci.VFIO_PCI)
+
+    def scrub(self, device, deployable):
+        """Reset each function the deployable's handles pass through (a
+        card's VFs, or the function itself), where the kernel offers a
+        reset (see ``pci.reset_function``)."""
+        return pci.reset_handles(deployable, self.name)
 
     def health(self, device):
         """The PCI card checks of the controlling function: answers, AER,

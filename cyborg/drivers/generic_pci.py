@@ -315,6 +315,7 @@ class PciDriver(base.AcceleratorDriver):
     """
 
     name = 'pci'
+    scrub_group = 'pci'
     #: A spec's devname matches an interface name, which can be renamed
     #: in place.
     watched_files = base.AcceleratorDriver.watched_files + ('net/*',)
@@ -386,6 +387,11 @@ class PciDriver(base.AcceleratorDriver):
         """
         _sysfs, fn = pci.function_of(device, self.name)
         pci.clear_override(fn)
+
+    def scrub(self, device, deployable):
+        """Reset the function, where the kernel offers a reset (see
+        ``pci.reset_function``)."""
+        return pci.reset_handles(deployable, self.name)
 
     def health(self, device):
         """The PCI card checks: answers, AER, link, hwmon temperatures.

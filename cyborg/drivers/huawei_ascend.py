@@ -32,6 +32,7 @@ class HuaweiAscendDriver(base.AcceleratorDriver):
     """
 
     name = 'huawei_ascend'
+    scrub_group = 'huawei_ascend'
 
     def __init__(self):
         group = CONF.huawei_ascend
@@ -57,6 +58,11 @@ class HuaweiAscendDriver(base.AcceleratorDriver):
         model = MODELS.get(fn.device_id, 'Ascend %s' % fn.device_id)
         return pci.device(fn, 'AICHIP', model, [deployable], self.name,
                           services=SERVICES)
+
+    def scrub(self, device, deployable):
+        """Reset the NPU's function, where the kernel offers a reset (see
+        ``pci.reset_function``)."""
+        return pci.reset_handles(deployable, self.name)
 
     def health(self, device):
         """The PCI card checks: answers, AER, link, hwmon temperatures."""

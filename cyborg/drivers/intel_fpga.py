@@ -55,6 +55,7 @@ class IntelFpgaDriver(base.AcceleratorDriver):
     """
 
     name = 'intel_fpga'
+    scrub_group = 'fpga'
     #: The AFU and PR interface ids, which programming changes in place,
     #: in both kernel layouts (see ``intel_fpga_sysfs``), and the ports
     #: the SR-IOV driver moves to VFs.
@@ -114,6 +115,12 @@ class IntelFpgaDriver(base.AcceleratorDriver):
                            or 'no driver'))
         tools.run(self.name, cmd + [image_path], CONF.fpga.program_timeout,
                   inputs=[image_path])
+
+    def scrub(self, device, deployable):
+        """Load ``[fpga] default_image`` with ``program`` when it is set,
+        else reset the functions guests get (the VFs, or the PF)."""
+        return pci.reprogram_or_reset(self, device, deployable,
+                                      CONF.fpga.default_image)
 
     def _device(self, host, pf):
         model_trait, model = MODELS[pf.device_id]

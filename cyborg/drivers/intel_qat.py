@@ -140,6 +140,7 @@ class IntelQatDriver(base.AcceleratorDriver):
     """
 
     name = 'intel_qat'
+    scrub_group = 'intel_qat'
     #: Read at discovery, and changed in place when an operator
     #: reconfigures a PF (see ``base.AcceleratorDriver.watched_files``).
     watched_files = base.AcceleratorDriver.watched_files + (
@@ -229,6 +230,15 @@ class IntelQatDriver(base.AcceleratorDriver):
         for vf in tools.virtual_functions(pf):
             if vf.device_id == vf_id and holder(vf) == '':
                 pci.bind_function(vf, pci.VFIO_PCI)
+
+    def scrub(self, device, deployable):
+        """Reset each function the deployable lends to guests: its VFs,
+        or the PF offered whole (see ``pci.reset_function``).
+
+        NOTE(qat): a VF's reset clears its rings and their state alone;
+        the PF and the other VFs keep running.
+        """
+        return pci.reset_handles(deployable, self.name)
 
     def health(self, device):
         """The PCI card checks of the PF (answers, AER, link, hwmon), and

@@ -56,3 +56,13 @@ def remove(driver, info, mdev_uuid, sysfs=None):
             driver=driver, reason='cannot remove mdev %s: %s' %
             (mdev_uuid, exc.strerror or exc)) from exc
     LOG.info('Removed mdev %s', mdev_uuid)
+
+
+def held(fn: sysfs_mod.PciFunction) -> list[str]:
+    """The mediated devices that exist on the PCI function ``fn``: the
+    entries of its ``mdev_supported_types/*/devices/``, sorted."""
+    types = fn.subdir('mdev_supported_types')
+    found = []
+    for type_id in sysfs_mod.listdir(types):
+        found += sysfs_mod.listdir(os.path.join(types, type_id, 'devices'))
+    return sorted(found)

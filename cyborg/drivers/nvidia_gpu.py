@@ -72,6 +72,7 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
     """
 
     name = 'nvidia_gpu'
+    scrub_group = 'gpu_devices'
 
     def __init__(self):
         gpu_conf.register_dynamic_opts(CONF)
@@ -110,6 +111,37 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
         sample = telemetry.sample_device(device)
         sample.update(nvml.sample(tools.control_address(device)))
         return telemetry.only_series(sample)
+
+    def scrub(self, device, deployable):
+        """Reset a PGPU's function; for vGPUs, each parent function that
+        holds no mediated device any more.
+
+        NOTE(vgpu): ``release_handle`` removed this deployable's vGPUs at
+        unbind; others of the same GPU (another type's deployable) may
+        still serve instances. A parent that still holds a vGPU is never
+        reset: the reset would pull the vGPU from under its instance. Nor
+        is a PF parent with SR-IOV VFs: its reset resets them too, and
+        they may serve other tenants (as vGPU parents or passed through).
+        """
+        if not any(handle.attach_type == ATTACH_MDEV
+                   for handle in deployable.attach_handles):
+            return pci.reset_handles(deployable, self.name)
+        fs = sysfs.Sysfs()
+        parents = {}
+        for handle in deployable.attach_handles:
+            fn = pci.function_at(pci.handle_address(handle), self.name, fs)
+            parents.setdefault(fn.address, fn)
+        done = False
+        for fn in parents.values():
+            held = mdev.held(fn)
+            if held or fn.virtfn_links:
+                LOG.info('%s: not resetting %s for %s: %s', self.name,
+                         fn.address, deployable.name,
+                         'it still holds vGPUs %s' % ', '.join(held) if held
+                         else 'its SR-IOV VFs would be reset with it')
+                continue
+            done = pci.reset_function(fn, self.name) or done
+        return done
 
     def _warn_once(self, key, msg, *args):
         if key not in self._warned:

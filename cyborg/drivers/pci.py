@@ -11,12 +11,15 @@ import re
 
 import os_resource_classes
 import os_traits
+from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg.drivers import report
 from cyborg.drivers import sysfs as sysfs_mod
 from cyborg.drivers import tools
 from cyborg.privsep import sysfs as privsep_sysfs
+
+LOG = logging.getLogger(__name__)
 
 ATTACH_PCI = 'PCI'
 CONTROLPATH_PCI = 'PCI'
@@ -274,3 +277,85 @@ def clear_override(fn):
     if _driver_override(fn) is not None:
         privsep_sysfs.write(fn.sysfs.root,
                             os.path.join(fn.path, 'driver_override'), '\n')
+
+
+# --- Scrubbing between tenants. ----------------------------------------------
+
+def reset_function(fn: sysfs_mod.PciFunction, driver: str) -> bool:
+    """Reset the PCI function ``fn`` through its ``reset`` file.
+
+    NOTE(scrub): Documentation/ABI/testing/sysfs-bus-pci: the kernel
+    creates ``reset`` only for a function it can reset on its own, and
+    writing 1 to it performs the reset, by the first method that
+    ``reset_method`` lists (FLR, AF FLR, PM, bus...). An operator who
+    writes an empty string to ``reset_method`` turns reset off; it then
+    reads empty and a write to ``reset`` fails.
+
+    :returns: True when the function was reset, False when the kernel
+        offers no reset for it.
+    :raises exception.DriverError: naming ``driver``, when the reset
+        failed.
+    """
+    path = fn.subdir('reset')
+    if not os.path.isfile(path):
+        return False
+    if fn.read('reset_method') == '':
+        LOG.info('%s: %s has reset turned off (reset_method is empty); '
+                 'not reset', driver, fn.address)
+        return False
+    try:
+        privsep_sysfs.write(fn.sysfs.root, path, '1')
+    except OSError as exc:
+        raise exception.DriverError(
+            driver=driver, reason='cannot reset PCI function %s: %s'
+            % (fn.address, exc.strerror or exc)) from exc
+    LOG.info('%s: reset PCI function %s', driver, fn.address)
+    return True
+
+
+def handle_functions(deployable: report.Deployable, driver: str,
+                     sysfs: sysfs_mod.Sysfs | None = None
+                     ) -> list[sysfs_mod.PciFunction]:
+    """The ``PciFunction`` of each PCI attach handle of ``deployable``.
+
+    :raises exception.DriverError: a function is no longer in sysfs.
+    """
+    sysfs = sysfs or sysfs_mod.Sysfs()
+    return [function_at(handle_address(handle), driver, sysfs)
+            for handle in deployable.attach_handles
+            if handle.attach_type == ATTACH_PCI]
+
+
+def reset_handles(deployable: report.Deployable, driver: str) -> bool:
+    """Reset every function the PCI handles of ``deployable`` pass through.
+
+    Every function is looked up before any is reset, so a deployable one
+    of whose functions is gone fails without a half-done scrub.
+
+    :returns: True when at least one function was reset.
+    :raises exception.DriverError: a function is gone or its reset failed.
+    """
+    done = False
+    for fn in handle_functions(deployable, driver):
+        done = reset_function(fn, driver) or done
+    return done
+
+
+def reprogram_or_reset(driver, device: report.Device,
+                       deployable: report.Deployable, image: str) -> bool:
+    """The FPGA scrub: load ``image`` through ``driver.program`` when one
+    is given, else reset the functions guests get.
+
+    :returns: True when an image was loaded or a function reset.
+    :raises exception.DriverError: the image could not be loaded, or a
+        function is gone or its reset failed.
+    """
+    if image:
+        # NOTE(scrub): whatever the previous tenant left in the region is
+        # overwritten; a reset alone would leave its bitstream loaded.
+        handle_functions(deployable, driver.name)
+        driver.program(device, deployable, image)
+        LOG.info('%s: loaded the default image %s onto %s', driver.name,
+                 image, deployable.name)
+        return True
+    return reset_handles(deployable, driver.name)

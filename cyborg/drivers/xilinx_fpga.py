@@ -104,6 +104,7 @@ class XilinxFpgaDriver(base.AcceleratorDriver):
     # NOTE(fpga): the one spelling of the name, recorded as driver_name and
     # matched when a deployable is programmed.
     name = 'xilinx_fpga'
+    scrub_group = 'fpga'
 
     def discover(self, ctx):
         functions = [fn for fn in ctx.sysfs.pci_functions if is_alveo(fn)]
@@ -140,6 +141,12 @@ class XilinxFpgaDriver(base.AcceleratorDriver):
                '--base', '--image', image_path]
         tools.run(self.name, cmd, CONF.fpga.program_timeout,
                   inputs=[image_path])
+
+    def scrub(self, device, deployable):
+        """Flash ``[fpga] default_image`` with ``program`` when it is set,
+        else reset the user function guests get."""
+        return pci.reprogram_or_reset(self, device, deployable,
+                                      CONF.fpga.default_image)
 
     def _device(self, host, card):
         mgmt = next((fn for fn in card if role(fn) == MGMT), None)

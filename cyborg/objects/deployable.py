@@ -12,16 +12,18 @@ class Deployable(base.CrudMixin, base.CyborgObject,
                  ovo_base.VersionedObjectDictCompat):
     # Version 1.0: Initial version
     # Version 1.1: list_view
-    VERSION = '1.1'
+    # Version 1.2: cleaning_since
+    VERSION = '1.2'
 
     _resource = 'deployables'
+    _fields_since = {(1, 2): ('cleaning_since',)}
     _methods_since = {'list_view': (1, 1)}
     _older_forms = {'list_view': '_list_view_by_list'}
     #: The columns of ``list_view``, in its order.
     VIEW_FIELDS = ('uuid', 'parent_id', 'root_id', 'name',
                    'num_accelerators', 'device_id', 'rp_uuid', 'driver_name',
                    'bitstream_id', 'created_at', 'updated_at',
-                   'attributes_list')
+                   'cleaning_since', 'attributes_list')
 
     fields = {
         'id': fields.IntegerField(nullable=False),
@@ -34,6 +36,9 @@ class Deployable(base.CrudMixin, base.CyborgObject,
         'driver_name': fields.StringField(nullable=True),
         'rp_uuid': fields.UUIDField(nullable=True),
         'bitstream_id': fields.UUIDField(nullable=True),
+        # Since when it is scrubbed for its next tenant; None when it is
+        # not.
+        'cleaning_since': fields.DateTimeField(nullable=True),
         # One single-key dict per attribute, in creation order, as the
         # upstream API renders them.
         'attributes_list': fields.ListOfDictOfNullableStringsField(
@@ -65,8 +70,10 @@ class Deployable(base.CrudMixin, base.CyborgObject,
     @classmethod
     def _list_view_by_list(cls, context, **query):
         # NOTE(objects): conductors older than Deployable 1.1 have no list
-        # view; their objects make the same rows.
-        return base.view_rows(cls.list(context, **query), cls.VIEW_FIELDS)
+        # view; their objects make the same rows, without cleaning_since.
+        return base.view_rows(cls.list(context, **query), [
+            name for name in cls.VIEW_FIELDS
+            if name not in cls._fields_since[(1, 2)]])
 
     def obj_get_changes(self):
         changes = super().obj_get_changes()

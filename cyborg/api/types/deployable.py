@@ -4,10 +4,15 @@ import json
 
 import wsme.types as wtypes
 
+from cyborg.api import microversion
 from cyborg.api.types import base
 from cyborg.api.types import link
 
 RESOURCE = 'deployables'
+
+#: Whether a microversion shows ``cleaning``: being scrubbed for the next
+#: tenant (2.6).
+SHOWS_CLEANING = microversion.ByVersion({'2.0': False, '2.6': True})
 
 
 class Deployable(base.APIBase):
@@ -23,35 +28,52 @@ class Deployable(base.APIBase):
     rp_uuid = wtypes.text
     driver_name = wtypes.text
     bitstream_id = wtypes.text
+    cleaning = bool
     links = wtypes.wsattr([link.Link], readonly=True)
 
     _wsme_attr_order = ('uuid', 'parent_id', 'root_id', 'name',
                         'num_accelerators', 'device_id', 'attributes_list',
                         'rp_uuid', 'driver_name', 'bitstream_id',
-                        'created_at', 'updated_at', 'links')
+                        'cleaning', 'created_at', 'updated_at', 'links')
 
     _object_fields = ('uuid', 'parent_id', 'root_id', 'name',
                      'num_accelerators', 'device_id', 'rp_uuid',
                      'driver_name', 'bitstream_id')
 
     @classmethod
-    def from_object(cls, obj):
+    def from_object(cls, obj, cleaning=None):
+        """The view of a Deployable object; ``cleaning``: whether it shows
+        ``cleaning`` (by default, as the request's microversion says)."""
         # NOTE(api): clients expect attributes_list as a JSON *string* of
         # single-key objects, e.g. "[{\"rc\": \"FPGA\"}]", not a list.
         attributes = (obj.attributes_list
                       if obj.obj_attr_is_set('attributes_list') else [])
+        extra = {}
+        if SHOWS_CLEANING() if cleaning is None else cleaning:
+            extra['cleaning'] = bool(
+                obj.obj_attr_is_set('cleaning_since') and
+                obj.cleaning_since is not None)
         return super().from_object(
             obj, attributes_list=json.dumps(list(attributes)),
-            links=link.resource_links(RESOURCE, obj.uuid))
+            links=link.resource_links(RESOURCE, obj.uuid), **extra)
 
 
 def list_body(view):
     """The body ``DeployableCollection`` renders, built from the rows of
     ``Deployable.list_view`` without a WSME object per deployable."""
     items = []
-    for item in base.view_items(view, Deployable._wsme_attr_order[:-1],
-                                RESOURCE):
+    cleaning = SHOWS_CLEANING()
+    # NOTE(api): a conductor older than Deployable 1.2 lists no
+    # cleaning_since; nothing of it is being scrubbed then.
+    listed = cleaning and 'cleaning_since' in view['fields']
+    shown = [name for name in Deployable._wsme_attr_order[:-1]
+             if name != 'cleaning'] + (['cleaning_since'] if listed else [])
+    for item in base.view_items(view, shown, RESOURCE):
         item['attributes_list'] = json.dumps(item['attributes_list'])
+        if cleaning:
+            item['cleaning'] = item.pop('cleaning_since', None) is not None
+            # NOTE(api): in WSME's order, as get_one renders it.
+            item = {name: item[name] for name in Deployable._wsme_attr_order}
         items.append(item)
     return {'deployables': items}
 
@@ -63,9 +85,10 @@ class DeployableCollection(wtypes.Base):
     next = wtypes.text
 
     @classmethod
-    def from_objects(cls, objs, next_link=None):
+    def from_objects(cls, objs, next_link=None, cleaning=None):
         return base.with_next(
-            cls(deployables=[Deployable.from_object(obj) for obj in objs]),
+            cls(deployables=[Deployable.from_object(obj, cleaning)
+                             for obj in objs]),
             next_link)
 
 

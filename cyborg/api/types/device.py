@@ -158,8 +158,12 @@ def list_body(rows, view=None, details=None):
     if view.health:
         found = details({item['hostname'] for item in items}) if (
             details and items) else {'checked': {}, 'affected': {}}
-        for item in items:
-            item.update(_health(item, found))
+        order = [name for name in Device._wsme_attr_order
+                 if name not in hidden or name in HEALTH_FIELDS]
+        # NOTE(devices): in WSME's order, as get_one renders them.
+        items = [{name: merged[name] for name in order if name in merged}
+                 for merged in (dict(item, **_health(item, found))
+                                for item in items)]
     return {'devices': items}
 
 

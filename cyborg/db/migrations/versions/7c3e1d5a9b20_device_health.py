@@ -1,4 +1,5 @@
-"""Device health as the agents report it, and what the health loop keeps."""
+"""Device health as agents report it, what the health loop keeps, and the
+scrub of deployables between tenants."""
 
 from alembic import op
 import sqlalchemy as sa
@@ -27,9 +28,22 @@ def upgrade() -> None:
         # NOTE(db): the health loop and every unbind look for draining and
         # held devices.
         batch.create_index('devices_status_idx', ['status'])
+    with op.batch_alter_table('deployables') as batch:
+        batch.add_column(sa.Column('cleaning_since', sa.DateTime(),
+                                   nullable=True))
+        batch.add_column(sa.Column('scrub_owner', sa.String(255),
+                                   nullable=True))
+    with op.batch_alter_table('services') as batch:
+        batch.add_column(sa.Column('scrubbing_drivers', sa.Text(),
+                                   nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('services') as batch:
+        batch.drop_column('scrubbing_drivers')
+    with op.batch_alter_table('deployables') as batch:
+        batch.drop_column('scrub_owner')
+        batch.drop_column('cleaning_since')
     with op.batch_alter_table('devices') as batch:
         batch.drop_index('devices_status_idx')
         batch.drop_index('devices_health_idx')

@@ -119,3 +119,24 @@ def test_non_uuid_is_404(api):
     response = _get(api, '/v2/deployables/1', expect_errors=True)
     assert response.status_int == 404
     assert fault(response)['faultcode'] == 'Client'
+
+
+@pytest.mark.parametrize('version, shown', [('2.5', None), ('2.6', True)])
+def test_cleaning_from_2_6(api, make_device, make_deployable, version,
+                           shown):
+    import datetime
+    cleaning = make_deployable(
+        cleaning_since=datetime.datetime(2026, 1, 1, 12, 0, 0))
+    idle = make_deployable(device=make_device(hostname='other'),
+                           name='other_FakeDevice')
+    headers = dict(ADMIN, **{'OpenStack-API-Version':
+                             'accelerator %s' % version})
+    listed = {d['uuid']: d for d in api.get(
+        '/v2/deployables', headers=headers).json['deployables']}
+    for deployable, expected in ((cleaning, shown), (idle, shown and False)):
+        one = api.get('/v2/deployables/%s' % deployable.uuid,
+                      headers=headers).json
+        assert one.get('cleaning') == listed[deployable.uuid].get(
+            'cleaning') == expected
+        assert ('cleaning' in one) == (version == '2.6')
+        assert 'cleaning_since' not in one

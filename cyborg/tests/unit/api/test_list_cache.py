@@ -308,7 +308,7 @@ def _wsme_body(collection_type, collection):
     return wsme_json.encode_result(collection, collection_type)
 
 
-@pytest.mark.parametrize('version', ['2.0', '2.3', '2.4'])
+@pytest.mark.parametrize('version', ['2.0', '2.3', '2.4', '2.6'])
 def test_bodies_are_those_wsme_renders(api, ctx, world, override, version,
                                        make_device, make_deployable):
     override('public_endpoint', 'http://localhost', group='api')
@@ -328,7 +328,9 @@ def test_bodies_are_those_wsme_renders(api, ctx, world, override, version,
     expected = _wsme_body(
         deployable_types.DeployableCollection,
         deployable_types.DeployableCollection.from_objects(
-            deployable_obj.Deployable.list(ctx)))
+            deployable_obj.Deployable.list(ctx),
+            cleaning=deployable_types.SHOWS_CLEANING(
+                microversion_parse.parse_version_string(version))))
     assert api.get('/v2/deployables', headers=headers).text == expected
 
 

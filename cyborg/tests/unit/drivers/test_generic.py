@@ -406,7 +406,7 @@ def test_health(host):
 def test_sample_config_documents_the_backend_options():
     groups = {getattr(group, 'name', group): [opt.name for opt in group_opts]
               for group, group_opts in opts.list_opts()}
-    assert groups['generic_driver'] == ['backends']
+    assert groups['generic_driver'] == ['backends', 'scrub_on_release']
     assert groups['generic_backend_<name>'] == [
         'device_type', 'vendor_id', 'product_ids', 'device_addresses',
         'resource_class', 'traits', 'services', 'host_driver',
