@@ -17,6 +17,8 @@ CONF = cfg.CONF
 #: hold interrupted starts over from inactive.
 _RESUMES = {states.DEVICE_ACTIVATING: states.DEVICE_INACTIVE}
 _HOLDS = (states.UNHEALTHY, states.FLAPPING, states.SCRUB_FAILED)
+#: Holds the health loop never ends: an operator's enable does.
+_OPERATOR_ONLY = (states.FLAPPING, states.SCRUB_FAILED)
 #: Healths a held device comes back from.
 _RECOVERED = (states.HEALTH_OK, states.HEALTH_DEGRADED)
 
@@ -120,10 +122,13 @@ def _count_flap(device, at):
 
 def hold(device, reason):
     """Error with ``reason``, remembering the status to resume; an error
-    of another cause (an activation that failed) stays as it is."""
+    of another cause (an activation that failed) stays as it is, and so
+    does a hold only an operator releases (flapping, a failed scrub)."""
     reason = reason[:255]
     if device.status == states.DEVICE_ERROR:
-        if held(device):
+        current = device.status_reason or ''
+        if held(device) and not (current.startswith(_OPERATOR_ONLY) and
+                                 not reason.startswith(_OPERATOR_ONLY)):
             device.status_reason = reason
         return
     device.resume_status = _RESUMES.get(device.status, device.status)

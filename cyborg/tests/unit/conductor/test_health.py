@@ -229,3 +229,27 @@ def test_details_say_when_checked_and_which_arqs_are_affected(ready, ctx,
     assert set(found['checked']) == {'node1'}
     assert device_obj.Device.health_details(ctx, ['other']) == {
         'checked': {}, 'affected': {}}
+
+
+def test_a_flapping_device_stays_held_after_its_window(ready, ctx, db,
+                                                       override):
+    override('health_flap_limit', 2, group='conductor')
+    override('health_flap_window', 60, group='conductor')
+    _apply(ctx, states.HEALTH_FAILED, 'link down')
+    _apply(ctx)
+    _apply(ctx, states.HEALTH_FAILED, 'link down')
+    assert _device(ctx).status_reason.startswith(states.FLAPPING)
+    with db.begin() as conn:
+        since = conn.execute(
+            sa.select(models.Device.health_flaps_since)).scalar()
+        conn.execute(sa.update(models.Device).values(
+            health_flaps_since=since - datetime.timedelta(seconds=120)))
+    # A failure after the window is no flap, but the hold stays the
+    # operator's: the loop does not return the device when it heals.
+    _apply(ctx)
+    _apply(ctx, states.HEALTH_FAILED, 'link down')
+    assert _device(ctx).status_reason.startswith(states.FLAPPING)
+    _apply(ctx)
+    _checks_since_change(db, 10)
+    assert health.recover(ctx, _Agents()) == 0
+    assert _device(ctx).status == states.DEVICE_ERROR
