@@ -284,11 +284,17 @@ def vgpus(override):
              group='gpu_devices')
 
 
+def _entries(path):
+    # NOTE(tests): git keeps no empty directory, so a clean checkout lacks
+    # the kernel's empty mdev_supported_types/*/devices/.
+    return os.listdir(path) if os.path.isdir(path) else []
+
+
 def _held_mdevs(root, address):
     types = os.path.join(_dir(root, address), 'mdev_supported_types')
-    return {t: os.listdir(os.path.join(types, t, 'devices'))
+    return {t: _entries(os.path.join(types, t, 'devices'))
             for t in os.listdir(types)
-            if os.listdir(os.path.join(types, t, 'devices'))}
+            if _entries(os.path.join(types, t, 'devices'))}
 
 
 def _release_all(root, address):
@@ -296,7 +302,7 @@ def _release_all(root, address):
     types = os.path.join(_dir(root, address), 'mdev_supported_types')
     for type_id in os.listdir(types):
         devices = os.path.join(types, type_id, 'devices')
-        for entry in os.listdir(devices):
+        for entry in _entries(devices):
             os.remove(os.path.join(devices, entry))
 
 
