@@ -64,8 +64,8 @@ def forget() -> None:
     if module is not None:
         try:
             module.nvmlShutdown()
-        except Exception:  # noqa: BLE001,S110 - nothing left to release
-            pass
+        except Exception as exc:  # noqa: BLE001 - nothing left to release
+            LOG.debug('nvmlShutdown failed: %s', exc)
 
 
 def _call(nvml, name, *args):

@@ -32,7 +32,6 @@ import cProfile
 import dataclasses
 import io
 import json
-import math
 import os
 import pstats
 import shlex
@@ -41,6 +40,7 @@ import sys
 import time
 
 # NOTE(bench): helpers beside this script (its directory is on sys.path).
+import _timing
 import _workdir
 from oslo_config import cfg
 
@@ -229,11 +229,7 @@ def age(root, seconds=3600):
 
 
 def percentiles(times):
-    """``median X ms, p90 Y ms, min Z ms`` (p90: nearest rank)."""
-    ordered = sorted(times)
-    p90 = ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
-    return 'median %.1f ms, p90 %.1f ms, min %.1f ms' % (
-        statistics.median(ordered), p90, ordered[0])
+    return _timing.percentiles(times, 0.9, 1)
 
 
 def _pass(tracker):

@@ -24,7 +24,6 @@ only reported.
 """
 
 import argparse
-import math
 import os
 import shlex
 import statistics
@@ -32,6 +31,7 @@ import sys
 import time
 
 # NOTE(bench): helpers beside this script (its directory is on sys.path).
+import _timing
 import _workdir
 from oslo_config import cfg
 
@@ -56,11 +56,7 @@ NVME_SPEC = '{"vendor_id": "144d", "product_id": "a808"}'
 
 
 def percentiles(times):
-    """``median X ms, p95 Y ms, min Z ms`` (p95: nearest rank)."""
-    ordered = sorted(times)
-    p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-    return 'median %.3f ms, p95 %.3f ms, min %.3f ms' % (
-        statistics.median(ordered), p95, ordered[0])
+    return _timing.percentiles(times, 0.95, 3)
 
 
 def configure(root):

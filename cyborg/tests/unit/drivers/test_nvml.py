@@ -29,7 +29,7 @@ class FakeNvml(types.ModuleType):
     NVML_ERROR_NOT_SUPPORTED = 3
 
     class NVMLError(Exception):
-        pass
+        """pynvml's base error."""
 
     def __init__(self, init_error=None):
         super().__init__('pynvml')

@@ -10,6 +10,7 @@ as such a kernel would; the tests then read what the driver wrote.
 
 import errno
 import os
+import pathlib
 
 from oslo_config import cfg
 import pytest
@@ -50,8 +51,7 @@ def _resettable(root, address, methods='flr bus'):
     """Give ``address`` the files a kernel shows for a function it can
     reset: ``reset`` (write-only, reads nothing here) and
     ``reset_method``."""
-    with open(os.path.join(_dir(root, address), 'reset'), 'w'):
-        pass
+    pathlib.Path(_dir(root, address), 'reset').touch()
     with open(os.path.join(_dir(root, address), 'reset_method'), 'w') as out:
         out.write(methods + '\n' if methods else '')
 
