@@ -37,6 +37,32 @@ opts = [
              'remapping) and sample their utilisation, memory, ECC, power '
              'and temperature through it. Without NVML only the sysfs '
              'checks run.'),
+    cfg.IntOpt(
+        'nvml_xid_window',
+        default=3600,
+        min=1,
+        help='Seconds an Xid error NVML reported keeps judging its GPU. '
+             'The Xid itself is an event NVML reports once; the lasting '
+             'damage behind one (uncorrected ECC errors, pages or rows '
+             'waiting for a reset) keeps failing the GPU through the '
+             'other NVML readings until the GPU is reset.'),
+    cfg.ListOpt(
+        'nvml_xid_failed',
+        item_type=cfg.types.Integer(min=0),
+        default=[48, 61, 62, 64, 79, 95, 119, 120, 140],
+        help='Xid errors that fail a GPU: the ones NVIDIA\'s Xid catalogue '
+             'says need a GPU reset or a node drain (double-bit and '
+             'uncontained ECC errors, a failed page retirement or row '
+             'remapping, a GPU fallen off the bus, a halted '
+             'micro-controller or GSP). Xids an application causes (13, '
+             '31, 43, 45) judge nothing.'),
+    cfg.ListOpt(
+        'nvml_xid_degraded',
+        item_type=cfg.types.Integer(min=0),
+        default=[63, 74, 92, 94],
+        help='Xid errors that degrade a GPU: a recorded page retirement or '
+             'row remapping, an NVLink error, a high single-bit ECC error '
+             'rate, a contained ECC error. An Xid in both lists fails.'),
 ]
 
 

@@ -18,6 +18,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from cyborg.drivers import base
+from cyborg.drivers import nvml_xid
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ def forget() -> None:
     with _LOCK:
         module = _STATE['module']
         _STATE.update(tried=False, module=None)
+    nvml_xid.forget()
     if module is not None:
         try:
             module.nvmlShutdown()
@@ -86,7 +88,8 @@ def _handle(nvml, address):
 def check(address: str, findings) -> None:
     """Judge the GPU at ``address`` by NVML, when it is there: volatile
     uncorrected ECC errors or a row remapping failure fail it, pages or
-    rows waiting to be retired at the next reset degrade it."""
+    rows waiting to be retired at the next reset degrade it, and so do
+    its recent Xid errors as ``[health] nvml_xid_*`` rank them."""
     nvml = library()
     handle = _handle(nvml, address) if nvml is not None else None
     if handle is None:
@@ -111,6 +114,7 @@ def check(address: str, findings) -> None:
         elif rows_pending:
             findings.found(base.DEGRADED, 'nvml', 'NVML: remapped rows '
                            'wait for a GPU reset')
+    nvml_xid.judge(nvml, address, handle, findings)
 
 
 def sample(address: str) -> dict[str, float]:
@@ -143,4 +147,7 @@ def sample(address: str) -> dict[str, float]:
                       error_type, nvml.NVML_VOLATILE_ECC)
         if count is not None:
             found[series] = count
+    xids = nvml_xid.total(nvml, address, handle)
+    if xids is not None:
+        found['xid_errors_total'] = xids
     return {name: float(value) for name, value in found.items()}

@@ -31,6 +31,9 @@ SERIES = {
     'ecc_uncorrected_total': (
         'Memory errors ECC could not correct since the device driver '
         'started.', 'counter'),
+    'xid_errors_total': (
+        'NVIDIA Xid errors NVML reported since the agent began to watch '
+        'the GPU.', 'counter'),
     'aer_correctable_total': (
         'PCIe errors corrected (AER ERR_COR) since the kernel found the '
         'device.', 'counter'),

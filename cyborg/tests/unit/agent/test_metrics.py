@@ -29,7 +29,8 @@ from cyborg.drivers import telemetry
 FULL = {'utilization_ratio': 0.25, 'memory_used_bytes': 2 ** 30,
         'memory_total_bytes': 16 * 2 ** 30, 'temperature_celsius': 61.5,
         'power_watts': 182.25, 'ecc_corrected_total': 7,
-        'ecc_uncorrected_total': 0, 'aer_correctable_total': 3,
+        'ecc_uncorrected_total': 0, 'xid_errors_total': 2,
+        'aer_correctable_total': 3,
         'aer_nonfatal_total': 1, 'aer_fatal_total': 0}
 
 

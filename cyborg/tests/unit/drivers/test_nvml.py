@@ -1,5 +1,7 @@
 """Tests of NVML access with a stand-in pynvml module in sys.modules."""
 
+import collections
+import logging
 import sys
 import types
 
@@ -9,6 +11,7 @@ from cyborg.drivers import base
 from cyborg.drivers import health
 from cyborg.drivers import nvidia_gpu
 from cyborg.drivers import nvml
+from cyborg.drivers import nvml_xid
 from cyborg.tests.fixtures import nvidia_hosts
 from cyborg.tests.fixtures import pci_hosts
 
@@ -27,9 +30,18 @@ class FakeNvml(types.ModuleType):
     NVML_MEMORY_ERROR_TYPE_CORRECTED = 0
     NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
     NVML_ERROR_NOT_SUPPORTED = 3
+    NVML_ERROR_NOT_FOUND = 6
+    NVML_ERROR_DRIVER_NOT_LOADED = 9
+    NVML_ERROR_TIMEOUT = 10
+    nvmlEventTypeSingleBitEccError = 0x1
+    nvmlEventTypeXidCriticalError = 0x8
 
     class NVMLError(Exception):
-        """pynvml's base error."""
+        """pynvml's base error, with NVML's return code in ``value``."""
+
+        def __init__(self, value):
+            super().__init__(value)
+            self.value = value
 
     def __init__(self, init_error=None):
         super().__init__('pynvml')
@@ -39,6 +51,20 @@ class FakeNvml(types.ModuleType):
         self.gpus = {}
         #: method name -> raise NVMLError (not supported).
         self.unsupported = set()
+        #: (bus id, event type, event data) waiting in the driver.
+        self.events = collections.deque()
+        #: what happened to event sets, in order.
+        self.calls = []
+        #: bus id -> event types registered for it.
+        self.registered = {}
+        #: bus ids whose driver cannot deliver Xid events.
+        self.no_xid_events = set()
+
+    def xid(self, bus_id, number, event_type=nvmlEventTypeXidCriticalError):
+        # NOTE(tests): NVML delivers only the events that happen after a
+        # GPU was registered for them.
+        if self.registered.get(bus_id, 0) & event_type:
+            self.events.append((bus_id, event_type, number))
 
     def gpu(self, bus_id, **values):
         found = {'ecc': {(0, 0): 0, (1, 0): 0}, 'pending': 0,
@@ -51,20 +77,54 @@ class FakeNvml(types.ModuleType):
     def nvmlInit(self):
         self.inits += 1
         if self.init_error:
-            raise self.NVMLError(self.init_error)
+            raise self.NVMLError(self.NVML_ERROR_DRIVER_NOT_LOADED)
 
     def nvmlShutdown(self):
+        self.calls.append('shutdown')
         self.shutdowns += 1
 
     def _get(self, name, handle):
         if name in self.unsupported:
-            raise self.NVMLError('Not Supported')
+            raise self.NVMLError(self.NVML_ERROR_NOT_SUPPORTED)
         return self.gpus[handle]
 
     def nvmlDeviceGetHandleByPciBusId(self, bus_id):
         if bus_id not in self.gpus:
-            raise self.NVMLError('Not Found')
+            raise self.NVMLError(self.NVML_ERROR_NOT_FOUND)
         return bus_id
+
+    def nvmlDeviceGetPciInfo(self, handle):
+        # NOTE(tests): NVML's busId: an 8-digit domain, upper case, bytes.
+        domain, rest = handle.split(':', 1)
+        return types.SimpleNamespace(
+            busId=('%08X:%s' % (int(domain, 16), rest.upper())).encode())
+
+    def nvmlEventSetCreate(self):
+        self.calls.append('create')
+        return object()
+
+    def nvmlEventSetFree(self, event_set):
+        self.calls.append('free')
+
+    def nvmlDeviceGetSupportedEventTypes(self, handle):
+        self.calls.append('supported')
+        if handle in self.no_xid_events:
+            return self.nvmlEventTypeSingleBitEccError
+        return (self.nvmlEventTypeSingleBitEccError
+                | self.nvmlEventTypeXidCriticalError)
+
+    def nvmlDeviceRegisterEvents(self, handle, event_types, event_set):
+        self.registered[handle] = event_types
+
+    def nvmlEventSetWait_v2(self, event_set, timeout_ms):
+        assert timeout_ms == 0, 'a health check must never wait'
+        # NOTE(tests): NVML delivers the events of registered GPUs only.
+        if not self.events:
+            raise self.NVMLError(self.NVML_ERROR_TIMEOUT)
+        bus_id, event_type, number = self.events.popleft()
+        return types.SimpleNamespace(
+            device=bus_id, eventType=event_type, eventData=number,
+            gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF)
 
     def nvmlDeviceGetTotalEccErrors(self, handle, error_type, counter_type):
         return self._get('ecc', handle)['ecc'][(error_type, counter_type)]
@@ -177,6 +237,7 @@ def test_row_remapping(fake_nvml, rows, state, reason):
 def test_calls_a_gpu_does_not_support_cost_only_their_reading(fake_nvml):
     fake_nvml.gpu(GPU, temp=61, power_mw=70250)
     fake_nvml.unsupported.update({'ecc', 'pending', 'rows', 'util'})
+    fake_nvml.no_xid_events.add(GPU)
     assert _check() == base.Health(base.OK, None, ('nvml',))
     assert nvml.sample(GPU) == {'memory_used_bytes': 0.0,
                                 'memory_total_bytes': 0.0,
@@ -192,13 +253,152 @@ def test_sample_in_series_units(fake_nvml):
         'memory_used_bytes': float(3 << 30),
         'memory_total_bytes': float(16 << 30),
         'temperature_celsius': 55.0, 'power_watts': 41.5,
-        'ecc_corrected_total': 12.0, 'ecc_uncorrected_total': 0.0}
+        'ecc_corrected_total': 12.0, 'ecc_uncorrected_total': 0.0,
+        'xid_errors_total': 0.0}
 
 
 def test_forget_shuts_nvml_down(fake_nvml):
     assert nvml.library() is fake_nvml
     nvml.forget()
     assert fake_nvml.shutdowns == 1
+
+
+def test_forget_frees_the_event_set_before_the_shutdown(fake_nvml):
+    fake_nvml.gpu(GPU)
+    _check()
+    nvml.forget()
+    assert fake_nvml.calls == ['create', 'supported', 'free', 'shutdown']
+
+
+# --- Xid errors -------------------------------------------------------------
+
+# NOTE(tests): 2026-11-26T05:40:01Z
+NOW = 1795671601.0
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """nvml_xid's clock, moved by the test."""
+    now = [NOW]
+    monkeypatch.setattr(nvml_xid, '_now', lambda: now[0])
+    return now
+
+
+@pytest.mark.parametrize('bus_id, address', [
+    (b'00000000:3B:00.0', '0000:3b:00.0'),
+    ('00000001:AF:1F.7', '0001:af:1f.7'),
+])
+def test_nvml_bus_ids_in_sysfs_form(bus_id, address):
+    assert nvml_xid.bus_address(bus_id) == address
+
+
+def test_an_xid_is_seen_only_once_the_gpu_is_watched(fake_nvml, clock):
+    fake_nvml.gpu(GPU)
+    fake_nvml.xid(GPU, 79)
+    assert _check() == base.Health(base.OK, None, ('nvml',))
+    assert fake_nvml.registered == {
+        GPU: fake_nvml.nvmlEventTypeXidCriticalError}
+    fake_nvml.xid(GPU, 79)
+    assert _check() == base.Health(
+        base.FAILED, 'NVML: Xid 79 (GPU has fallen off the bus) at '
+        '2026-11-26T05:40:01Z', ('nvml',))
+
+
+@pytest.mark.parametrize('xid, state', [
+    (48, base.FAILED), (95, base.FAILED), (64, base.FAILED),
+    (63, base.DEGRADED), (94, base.DEGRADED), (74, base.DEGRADED),
+    (13, base.OK), (31, base.OK), (43, base.OK),
+])
+def test_each_xid_judges_as_configured(fake_nvml, clock, xid, state):
+    fake_nvml.gpu(GPU)
+    _check()
+    fake_nvml.xid(GPU, xid)
+    found = _check()
+    assert found.state == state
+    assert nvml.sample(GPU)['xid_errors_total'] == 1.0
+
+
+def test_an_xid_in_both_lists_fails(fake_nvml, clock, override):
+    override('nvml_xid_degraded', [13], group='health')
+    override('nvml_xid_failed', [13], group='health')
+    fake_nvml.gpu(GPU)
+    _check()
+    fake_nvml.xid(GPU, 13)
+    assert _check().reason == 'NVML: Xid 13 (Xid) at 2026-11-26T05:40:01Z'
+    assert _check().state == base.FAILED
+
+
+def test_an_xid_judges_for_the_window_only(fake_nvml, clock, override):
+    override('nvml_xid_window', 600, group='health')
+    fake_nvml.gpu(GPU)
+    _check()
+    fake_nvml.xid(GPU, 48)
+    assert _check().state == base.FAILED
+    clock[0] += 600
+    assert _check().state == base.FAILED
+    clock[0] += 1
+    assert _check() == base.Health(base.OK, None, ('nvml',))
+    assert nvml.sample(GPU)['xid_errors_total'] == 1.0
+
+
+def test_the_worst_latest_xid_names_the_reason(fake_nvml, clock):
+    fake_nvml.gpu(GPU)
+    _check()
+    for xid in (94, 48, 13):
+        fake_nvml.xid(GPU, xid)
+        clock[0] += 10
+        _check()
+    fake_nvml.xid(GPU, 79)
+    clock[0] += 10
+    fake_nvml.xid(GPU, 63)
+    assert _check() == base.Health(
+        base.FAILED, 'NVML: Xid 79 (GPU has fallen off the bus) at '
+        '2026-11-26T05:40:41Z, 4 Xid errors in 3600 s', ('nvml',))
+
+
+def test_an_xid_drained_for_another_gpu_is_kept_for_it(fake_nvml, clock):
+    other = '0000:af:00.0'
+    fake_nvml.gpu(GPU)
+    fake_nvml.gpu(other)
+    _check(GPU)
+    _check(other)
+    fake_nvml.xid(other, 95)
+    assert _check(GPU).state == base.OK
+    assert not fake_nvml.events
+    assert _check(other).reason.startswith('NVML: Xid 95 (uncontained ECC')
+    assert nvml.sample(GPU)['xid_errors_total'] == 0.0
+
+
+def test_other_event_types_judge_nothing(fake_nvml, clock):
+    fake_nvml.gpu(GPU)
+    _check()
+    fake_nvml.registered[GPU] |= fake_nvml.nvmlEventTypeSingleBitEccError
+    fake_nvml.xid(GPU, 0, event_type=fake_nvml.nvmlEventTypeSingleBitEccError)
+    assert _check().state == base.OK
+    assert nvml.sample(GPU)['xid_errors_total'] == 0.0
+
+
+def test_a_gpu_without_xid_events_is_judged_without_them(fake_nvml, clock,
+                                                         caplog):
+    caplog.set_level(logging.INFO, logger=nvml_xid.__name__)
+    fake_nvml.gpu(GPU, ecc={(0, 0): 0, (1, 0): 3})
+    fake_nvml.no_xid_events.add(GPU)
+    assert _check().reason == 'NVML uncorrected ECC errors: 3'
+    assert _check().reason == 'NVML uncorrected ECC errors: 3'
+    assert 'xid_errors_total' not in nvml.sample(GPU)
+    assert fake_nvml.calls.count('supported') == 1
+    assert GPU not in fake_nvml.registered
+    assert caplog.text.count('cannot report the Xid errors of GPU') == 1
+
+
+def test_an_xid_storm_never_holds_a_check(fake_nvml, clock):
+    fake_nvml.gpu(GPU)
+    _check()
+    for _ in range(300):
+        fake_nvml.xid(GPU, 13)
+    assert _check().state == base.OK
+    assert len(fake_nvml.events) == 300 - nvml_xid._DRAIN_LIMIT
+    assert nvml.sample(GPU)['xid_errors_total'] == 300.0
 
 
 def _gpu_host(tmp_path, override):
@@ -239,5 +439,5 @@ def test_the_gpu_driver_metrics_prefer_nvml(fake_nvml, tmp_path,
     assert list(sample) == [name for name in (
         'utilization_ratio', 'memory_used_bytes', 'memory_total_bytes',
         'temperature_celsius', 'power_watts', 'ecc_corrected_total',
-        'ecc_uncorrected_total', 'aer_correctable_total',
+        'ecc_uncorrected_total', 'xid_errors_total', 'aer_correctable_total',
         'aer_nonfatal_total', 'aer_fatal_total') if name in sample]

@@ -24,7 +24,7 @@ def test_the_series_are_exactly_these_in_this_order():
     assert list(telemetry.SERIES) == [
         'utilization_ratio', 'memory_used_bytes', 'memory_total_bytes',
         'temperature_celsius', 'power_watts', 'ecc_corrected_total',
-        'ecc_uncorrected_total', 'aer_correctable_total',
+        'ecc_uncorrected_total', 'xid_errors_total', 'aer_correctable_total',
         'aer_nonfatal_total', 'aer_fatal_total']
     kinds = {name: kind for name, (_help, kind) in telemetry.SERIES.items()}
     assert {n for n, k in kinds.items() if k == telemetry.COUNTER} == {
