@@ -5,11 +5,18 @@ Real cyborg-api, cyborg-conductor and cyborg-agent processes run with
 vhost of their own; oslo.messaging's notification listener, in this
 process, consumes ``versioned_notifications.info`` and ``.error`` there.
 Every notification received is checked against its documented sample.
+The agent's host is the simulated FPGA host, so that installing
+intel_fpga_driver, programming its cards (a fake Glance, a stand-in
+``fpgaconf``) and uninstalling it are announced too.
 """
 
 import configparser
+import contextlib
+import os
+import sys
 import threading
 import uuid
+import wsgiref.simple_server
 
 from oslo_config import cfg
 import oslo_messaging as messaging
@@ -17,7 +24,10 @@ import pytest
 import requests
 
 from cyborg.tests import deployments
+from cyborg.tests import fake_services
 from cyborg.tests import processes
+from cyborg.tests.fixtures import gpu_fpga_hosts
+from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.unit.notifications import samples
 
 pytestmark = pytest.mark.functional
@@ -32,6 +42,15 @@ V24 = dict(OPERATOR, **{'OpenStack-API-Version': 'accelerator 2.4'})
 V25 = dict(OPERATOR, **{'OpenStack-API-Version': 'accelerator 2.5'})
 ARQS = '/v2/accelerator_requests'
 HANDLES = 4
+#: The simulated host whose Intel FPGAs (a PAC Arria 10 with 2 VFs, a PAC
+#: D5005) the agent reports once intel_fpga_driver is installed; until
+#: then only the fake driver's devices exist.
+FPGA_HOST = 'fpga-host'
+FPGA_DRIVER = 'intel_fpga_driver'
+# NOTE(tests): fpgaconf runs through a privsep daemon started without
+# sudo (the tests run as root).
+PRIVSEP_HELPER = os.path.join(os.path.dirname(sys.executable),
+                              'privsep-helper')
 
 
 class Consumer:
@@ -109,20 +128,60 @@ def _set_option(config_file, section, name, value):
         parser.write(out)
 
 
+@contextlib.contextmanager
+def _glance():
+    """A fake Glance on a free port, in a thread of this process."""
+    glance = fake_services.FakeGlance()
+
+    class Quiet(wsgiref.simple_server.WSGIRequestHandler):
+        def log_message(self, *args):
+            """The tests assert on what the services did."""
+
+    server = wsgiref.simple_server.make_server('127.0.0.1', 0, glance,
+                                               handler_class=Quiet)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,),
+                              daemon=True)
+    thread.start()
+    try:
+        glance.url = 'http://127.0.0.1:%d' % server.server_port
+        yield glance
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
-    """One deployment for the module, and the consumer on its vhost."""
+    """One deployment for the module, and the consumer on its vhost.
+
+    Its agent runs the fake driver on the simulated FPGA host, so that a
+    test can install intel_fpga_driver and program its FPGAs, with a fake
+    Glance's images and a stand-in ``fpgaconf`` (``deployment.fpgaconf``,
+    which a test may rewrite to fail).
+    """
     tmp = tmp_path_factory.mktemp('notifications')
-    sections = {'oslo_messaging_notifications': {'driver': 'messagingv2'}}
-    with deployments.services(tmp, handles=HANDLES, devices=1,
-                              sections=sections) as deployment:
-        url = _option(deployment.conductor.command[-1], 'DEFAULT',
-                      'transport_url')
-        consumer = Consumer(url)
-        try:
-            yield deployment, consumer
-        finally:
-            consumer.stop()
+    fpgaconf, record = gpu_fpga_hosts.fake_tool(tmp, 'fpgaconf')
+    with _glance() as glance:
+        sections = {
+            'oslo_messaging_notifications': {'driver': 'messagingv2'},
+            'agent': {'sysfs_root': pci_hosts.committed(FPGA_HOST)},
+            'fpga': {'fpgaconf_path': fpgaconf},
+            'glance': {'auth_type': 'admin_token', 'endpoint': glance.url,
+                       'token': 'glance-token'},
+            'cyborg_sys_admin': {'helper_command': PRIVSEP_HELPER},
+        }
+        with deployments.services(tmp, handles=HANDLES, devices=1,
+                                  sections=sections) as deployment:
+            deployment.glance = glance
+            deployment.fpgaconf = fpgaconf
+            deployment.fpgaconf_record = record
+            url = _option(deployment.conductor.command[-1], 'DEFAULT',
+                          'transport_url')
+            consumer = Consumer(url)
+            try:
+                yield deployment, consumer
+            finally:
+                consumer.stop()
     for notification in consumer.received:
         assert samples.mismatches(notification) == [], notification
 
@@ -300,6 +359,201 @@ def test_a_drain_is_announced(cloud):
                                       ('maintaining', 'ready')]
 
 
+def _fpga_deployables(deployment):
+    """The Intel FPGA deployables, once each has its provider."""
+    def listed():
+        found = [d for d in _call('GET', deployment.url + '/v2/deployables',
+                                  200)['deployables']
+                 if d['driver_name'] == 'intel_fpga']
+        return found if found and all(d['rp_uuid'] for d in found) else None
+
+    return processes.wait_for(listed, TIMEOUT, interval=0.1,
+                              what='the FPGA deployables in Placement')
+
+
+def _arria10(deployment):
+    """The PAC Arria 10's deployable (its two VFs are its accelerators)."""
+    (found,) = [d for d in _fpga_deployables(deployment)
+                if d['num_accelerators'] == 2]
+    return found
+
+
+def _program_url(deployment, deployable):
+    return '%s/v2/deployables/%s/program' % (deployment.url,
+                                             deployable['uuid'])
+
+
+def _program_body(image):
+    return [{'op': 'replace', 'path': '/program',
+             'value': [{'image_uuid': image}]}]
+
+
+def _fpgaconf_fails(deployment, failing):
+    """Rewrite the stand-in fpgaconf to fail (exit 1) or succeed."""
+    gpu_fpga_hosts.fake_tool(
+        os.path.dirname(deployment.fpgaconf), 'fpgaconf',
+        exit_code=1 if failing else 0,
+        stderr='no such bitstream' if failing else '')
+
+
+def _fpga_devices(deployment):
+    """The uuids of the Intel cards (the fake driver's are 0xABCD's)."""
+    return {d['uuid'] for d in _call(
+        'GET', deployment.url + '/v2/devices', 200,
+        params={'vendor': '0x8086'})['devices']}
+
+
+def test_driver_install_is_announced(cloud):
+    """intel_fpga_driver's install; the tests up to its uninstall use the
+    cards it finds on the simulated FPGA host."""
+    deployment, consumer = cloud
+    assert _fpga_devices(deployment) == set()
+    installed = _call('POST', deployment.url + '/v2/drivers', 201,
+                      headers=V25, json={'host': deployment.host,
+                                         'name': FPGA_DRIVER})
+    assert installed['enabled'] is True
+    (started,) = _checked(consumer.wait('accelerator.driver.install.start',
+                                        name=FPGA_DRIVER))
+    assert _data(started)['host'] == deployment.host
+    (ended,) = _checked(consumer.wait('accelerator.driver.install.end',
+                                      name=FPGA_DRIVER))
+    assert ended['priority'] == 'INFO'
+    assert ended['publisher_id'] == 'cyborg-conductor:ctl-1'
+    assert _data(ended)['host'] == deployment.host
+    assert _data(ended)['driver_name'] == 'intel_fpga'
+    assert _data(ended)['enabled'] is True
+    assert _data(ended)['changed_devices'] == []
+    # The agent discovered with it before answering: the PAC Arria 10
+    # and the PAC D5005 are there, each announced.
+    assert len(_fpga_deployables(deployment)) == 2
+    cards = _fpga_devices(deployment)
+    assert len(cards) == 2
+    for card in cards:
+        _checked(consumer.wait('accelerator.device.create', uuid=card,
+                               hostname=deployment.host))
+
+
+def test_fpga_program_is_announced(cloud):
+    deployment, consumer = cloud
+    fpga = _arria10(deployment)
+    image = deployment.glance.add(name='pac-a10-green.gbs')
+    programmed = _call('PATCH', _program_url(deployment, fpga), 200,
+                       json=_program_body(image))
+    assert programmed['uuid'] == fpga['uuid']
+    assert programmed['bitstream_id'] == image
+    # The agent loaded it with fpgaconf, on the card's PF.
+    argv = gpu_fpga_hosts.recorded_argv(deployment.fpgaconf_record)
+    assert argv[:6] == ['--bus', '0x5e', '--device', '0x00',
+                        '--function', '0x0']
+    (started,) = _checked(consumer.wait(
+        'accelerator.deployable.program.start',
+        deployable_uuid=fpga['uuid']))
+    (ended,) = _checked(consumer.wait('accelerator.deployable.program.end',
+                                      deployable_uuid=fpga['uuid']))
+    for notification in (started, ended):
+        data = _data(notification)
+        assert data['image_id'] == image
+        assert data['previous_image_id'] is None
+        assert data['deployable_name'] == fpga['name']
+        assert data['driver_name'] == 'intel_fpga'
+        assert data['host'] == deployment.host
+        # NOTE(tests): an operator's PATCH, no ARQ's bind, asked for it.
+        assert data['arq_uuid'] is None
+        assert notification['publisher_id'] == 'cyborg-conductor:ctl-1'
+    assert ended['priority'] == 'INFO'
+
+
+def test_a_failed_program_arrives_on_the_error_queue(cloud):
+    deployment, consumer = cloud
+    fpga = _arria10(deployment)
+    loaded = fpga['bitstream_id']
+    assert loaded
+    image = deployment.glance.add(name='pac-a10-red.gbs')
+    _fpgaconf_fails(deployment, True)
+    try:
+        failure = _call('PATCH', _program_url(deployment, fpga), 409,
+                        json=_program_body(image))
+    finally:
+        _fpgaconf_fails(deployment, False)
+    assert 'no such bitstream' in str(failure)
+    (started,) = _checked(consumer.wait(
+        'accelerator.deployable.program.start',
+        deployable_uuid=fpga['uuid'], image_id=image))
+    (error,) = _checked(consumer.wait('accelerator.deployable.program.error',
+                                      deployable_uuid=fpga['uuid']))
+    assert error['priority'] == 'ERROR'
+    assert _data(error)['image_id'] == image
+    # The deployable still holds the image loaded before.
+    assert _data(error)['previous_image_id'] == loaded
+    assert 'no such bitstream' in _data(error)['reason']
+    assert 'fpgaconf' in _data(error)['reason']
+    assert _data(started)['previous_image_id'] == loaded
+    assert not [n for n in consumer.received
+                if n['event_type'] == 'accelerator.deployable.program.end'
+                and _data(n)['image_id'] == image]
+
+
+def test_a_failed_driver_update_arrives_on_the_error_queue(cloud):
+    deployment, consumer = cloud
+    image = deployment.glance.add(name='pac-green-for-every-card.gbs')
+    url = '%s/v2/drivers/%s/%s' % (deployment.url, deployment.host,
+                                   FPGA_DRIVER)
+    _fpgaconf_fails(deployment, True)
+    try:
+        failure = _call('PATCH', url, 409, headers=V25,
+                        json={'image_uuid': image})
+    finally:
+        _fpgaconf_fails(deployment, False)
+    assert 'no such bitstream' in str(failure)
+    (started,) = _checked(consumer.wait('accelerator.driver.update.start',
+                                        name=FPGA_DRIVER))
+    assert _data(started)['image_id'] == image
+    (error,) = _checked(consumer.wait('accelerator.driver.update.error',
+                                      name=FPGA_DRIVER))
+    assert error['priority'] == 'ERROR'
+    assert error['publisher_id'] == 'cyborg-conductor:ctl-1'
+    assert _data(error)['host'] == deployment.host
+    assert _data(error)['image_id'] == image
+    assert 'no such bitstream' in _data(error)['reason']
+    assert not [n for n in consumer.received
+                if n['event_type'] == 'accelerator.driver.update.end'
+                and _data(n)['name'] == FPGA_DRIVER]
+    # The driver stays enabled, with its options as they were.
+    drivers = _call('GET', deployment.url + '/v2/drivers', 200, headers=V25,
+                    params={'host': deployment.host})['drivers']
+    assert {d['name']: d['enabled'] for d in drivers}[FPGA_DRIVER] is True
+
+
+def test_driver_uninstall_is_announced(cloud):
+    deployment, consumer = cloud
+    cards = _fpga_devices(deployment)
+    url = '%s/v2/drivers/%s/%s' % (deployment.url, deployment.host,
+                                   FPGA_DRIVER)
+    _call('DELETE', url, 204, headers=V25)
+    (started,) = _checked(consumer.wait('accelerator.driver.uninstall.start',
+                                        name=FPGA_DRIVER))
+    assert _data(started)['host'] == deployment.host
+    (ended,) = _checked(consumer.wait('accelerator.driver.uninstall.end',
+                                      name=FPGA_DRIVER))
+    assert ended['priority'] == 'INFO'
+    assert ended['publisher_id'] == 'cyborg-conductor:ctl-1'
+    assert _data(ended)['host'] == deployment.host
+    assert _data(ended)['enabled'] is False
+    assert _data(ended)['driver_name'] == 'intel_fpga'
+    # Its cards left with the agent's report; the fake device stays.
+    for card in cards:
+        _checked(consumer.wait('accelerator.device.delete', uuid=card))
+    assert _fpga_devices(deployment) == set()
+    assert len(_devices(deployment)) == 1
+    # Uninstalling it again is refused before the agent is asked: no
+    # second start, and no error notification.
+    _call('DELETE', url, 404, headers=V25)
+    assert [n['event_type'] for n in consumer.received
+            if n['event_type'].startswith('accelerator.driver.uninstall.')
+            ] == ['accelerator.driver.uninstall.start',
+                  'accelerator.driver.uninstall.end']
+
+
 def test_everything_received_matches_its_sample(cloud):
     """What the tests above drove, and nothing else, arrived, each as its
     sample says (the module's teardown checks the stragglers too)."""
@@ -316,5 +570,12 @@ def test_everything_received_matches_its_sample(cloud):
             'accelerator.driver.install.start',
             'accelerator.driver.install.error',
             'accelerator.device.drain.start',
-            'accelerator.device.drain.end'} <= received
+            'accelerator.device.drain.end',
+            'accelerator.driver.install.end',
+            'accelerator.driver.update.error',
+            'accelerator.driver.uninstall.start',
+            'accelerator.driver.uninstall.end',
+            'accelerator.deployable.program.start',
+            'accelerator.deployable.program.end',
+            'accelerator.deployable.program.error'} <= received
     _checked(consumer.received)
