@@ -207,6 +207,28 @@ class ServiceTokenRequired(Forbidden):
                'rule).')
 
 
+class QuotaExceeded(Forbidden):
+    """A request would take a project over a limit; ``over`` lists each
+    limit gone over as ``{resource, limit, usage, requested}``."""
+
+    msg_fmt = 'Quota exceeded: %(details)s.'
+
+    def __init__(self, message=None, project_id=None, over=(), **kwargs):
+        over = [dict(item) for item in over]
+        # NOTE(exception): rebuilt from RPC, the kwargs hold details too.
+        kwargs.pop('details', None)
+        details = '; '.join(
+            '%(resource)s has a limit of %(limit)d; project %(project)s uses '
+            '%(usage)d and asks for %(requested)d more' % dict(
+                item, project=project_id) for item in over)
+        super().__init__(message, details=details, project_id=project_id,
+                         over=over, **kwargs)
+
+
+class QuotaUnavailable(ServiceUnavailable):
+    msg_fmt = 'The limits could not be read from Keystone: %(reason)s'
+
+
 class BoundARQNeedsServiceToken(Forbidden):
     msg_fmt = ('Accelerator request %(uuid)s is %(state)s; deleting it '
                'requires a service token.')

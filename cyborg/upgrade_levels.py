@@ -29,6 +29,9 @@ CONDUCTOR_OBJECTS = {
     # (cleaning_since).
     '1.9': dict(_BASE, Deployable='1.2', Device='1.3', Service='1.2',
                 Accelerator='1.0', **_ARQS),
+    # No object changed; get_limits is new.
+    '1.10': dict(_BASE, Deployable='1.2', Device='1.3', Service='1.2',
+                 Accelerator='1.0', **_ARQS),
 }
 
 

@@ -13,6 +13,8 @@ VERSION_HEADER = 'OpenStack-API-Version'
 # NOTE(client): the drivers and services routes appeared in this v2
 # microversion; the v1 accelerators routes take no microversion at all.
 OPS_MICROVERSION = '2.5'
+# NOTE(client): GET /v2/limits appeared in this one.
+LIMITS_MICROVERSION = '2.7'
 
 # NOTE(client): catalogs and --os-endpoint usually name a versioned
 # endpoint (.../v2) while these commands speak to both /v1 and /v2, so the
@@ -134,6 +136,17 @@ class Client:
         response = self.request('POST', '/v2/services/discover', body=body,
                                 microversion=OPS_MICROVERSION)
         return _items(response, 'hosts')
+
+    # --- quota limits (v2, LIMITS_MICROVERSION) --------------------------
+
+    def list_limits(self,
+                    project_id: str | None = None) -> list[dict[str, Any]]:
+        """The limit and usage of each resource class of a project (the
+        caller's without ``project_id``)."""
+        path = '/v2/limits' + _query(project_id=project_id)
+        response = self.request('GET', path,
+                                microversion=LIMITS_MICROVERSION)
+        return _items(response, 'limits')
 
     # --- accelerators (v1) ----------------------------------------------
 

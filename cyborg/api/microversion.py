@@ -43,6 +43,8 @@ VERSIONS = (
                        'draining; deployables show cleaning; POST '
                        '/v2/devices/{uuid}/drain; GET '
                        '/v2/devices/{uuid}/metrics.'),
+    VersionNote('2.7', 'GET /v2/limits: the project\'s quota limits and '
+                       'usage per resource class.'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)

@@ -9,8 +9,10 @@ import json
 from oslo_log import log as logging
 
 from cyborg import states
+from cyborg.conductor import quota
 from cyborg.db import arqs as arq_db
 from cyborg.db import bind_work
+from cyborg.db import quota_usage
 from cyborg.notifications import arq as arq_notifications
 from cyborg.objects import arq as arq_obj
 
@@ -64,8 +66,14 @@ def create(context, profile_name, project_id):
     """One ARQ per unit of each group of the named profile, all or none.
 
     :raises DeviceProfileNotFound: no profile has that name.
+    :raises QuotaExceeded: the project would go over a limit; nothing is
+        left written.
     """
+    demand = quota_usage.profile_demand(context, profile_name)
+    quota.check(context, project_id, demand)
     created = arq_db.create(context, profile_name, project_id)
+    quota.recheck(context, project_id, demand, lambda: arq_db.delete(
+        context, uuids=[values['uuid'] for values in created]))
     LOG.info('Created %d accelerator requests from device profile %s',
              len(created), profile_name)
     arqs = [_to_object(context, values) for values in created]

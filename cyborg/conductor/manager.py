@@ -22,6 +22,7 @@ from cyborg.conductor import hostwork
 from cyborg.conductor import indirection
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
+from cyborg.conductor import quota
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.conductor import scrub
 from cyborg.conductor import takeover
@@ -49,7 +50,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.9')
+    target = messaging.Target(version='1.10')
 
     def __init__(self, host):
         self.host = host
@@ -281,6 +282,12 @@ class ConductorManager:
         hostwork.program(context, uuid, image_id, self.agent_api)
         return deployable_obj.Deployable.get(context, uuid)
 
+
+    # --- Quotas (1.10) -----------------------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def get_limits(self, context, project_id):
+        return quota.limits(context, project_id)
 
     # --- Telemetry (1.9) ---------------------------------------------------
 

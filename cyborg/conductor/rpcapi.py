@@ -54,6 +54,7 @@ class ConductorAPI:
     * 1.9 - device_metrics: a device's latest telemetry sample, relayed
       from its agent; drain_device; scrub_pending (cast); Device 1.3
       (health, draining).
+    * 1.10 - get_limits: a project's quota limits and usage.
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -61,7 +62,7 @@ class ConductorAPI:
     the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
-    RPC_API_VERSION = '1.9'
+    RPC_API_VERSION = '1.10'
 
     def __init__(self, topic=None, timeout=None, retry=None,
                  reply_wait=None):
@@ -341,6 +342,17 @@ class ConductorAPI:
         return self._call(context, 'discover_services',
                           timeout=CONF.conductor.agent_rpc_timeout + 30,
                           host=host)
+
+    # --- Quotas (1.10) -------------------------------------------------
+
+    def get_limits(self, context, project_id):
+        """The project's limits and usage per resource class (see
+        ``cyborg.conductor.quota.limits``).
+
+        :raises QuotaUnavailable: Keystone's limits cannot be read.
+        """
+        cctxt = self._prepare('1.10', 'get_limits')
+        return cctxt.call(context, 'get_limits', project_id=project_id)
 
     # --- Telemetry (1.9) ------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Cyborg's configuration: one module per option group, registered on CONF."""
 
 from oslo_config import cfg
+from oslo_limit import opts as limit_opts
 
 from cyborg.conf import agent
 from cyborg.conf import api
@@ -21,6 +22,7 @@ from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import privsep
 from cyborg.conf import qat
+from cyborg.conf import quota
 from cyborg.conf import upgrade_levels
 
 CONF = cfg.CONF
@@ -29,5 +31,8 @@ CONF = cfg.CONF
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
                 gpu, fpga, qat, npu, generic, health, placement, embedded,
-                nova, glance, privsep, upgrade_levels, notifications):
+                nova, glance, privsep, upgrade_levels, notifications, quota):
     _module.register_opts(CONF)
+# NOTE(conf): [oslo_limit], read by oslo.limit's Enforcer with the
+# unified_limits quota driver.
+limit_opts.register_opts(CONF)

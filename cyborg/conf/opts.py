@@ -19,11 +19,12 @@ from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import privsep
 from cyborg.conf import qat
+from cyborg.conf import quota
 from cyborg.conf import upgrade_levels
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
             gpu, fpga, qat, npu, generic, health, placement, embedded, nova,
-            glance, privsep, upgrade_levels, notifications)
+            glance, privsep, upgrade_levels, notifications, quota)
 
 
 def list_opts():

@@ -9,9 +9,10 @@ from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
 from cyborg.policies import driver
+from cyborg.policies import limit
 
 _MODULES = (base, device, deployable, attribute, agent, device_profile,
-            arq, driver, accelerator)
+            arq, driver, accelerator, limit)
 
 
 def list_rules():

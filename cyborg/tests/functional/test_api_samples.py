@@ -68,6 +68,7 @@ SAMPLE_DATE = '2026-01-01'
 SAMPLE_TIME = '12:00:00'
 
 LATEST = '2.5'
+LIMITS_VERSION = '2.7'
 PROJECT = '6f3c8a9e2b4d4f1a8c7e5d3b2a1f0e9d'
 ADMIN = {'X-User-Id': 'admin', 'X-Project-Id': PROJECT,
          'X-Roles': 'admin,member,reader'}
@@ -276,6 +277,9 @@ def cloud(tmp_path_factory):
             # NOTE(samples): fpgaconf runs through a privsep daemon
             # started without sudo (the tests run as root).
             'cyborg_sys_admin': {'helper_command': PRIVSEP_HELPER},
+            # NOTE(samples): a limit to show in GET /v2/limits and to go
+            # over once; nothing else asks for more than it.
+            'quota': {'limits': 'FPGA:2'},
         }
         with deployments.all_in_one(tmp, sections=sections) as found:
             found.glance = glance
@@ -396,6 +400,7 @@ def _accelerator_requests(api, deployable):
     (arq,) = created['arqs']
     api.role(arq['uuid'], 'arq')
     api.samples.check('arqs-create-resp.json', created)
+    _limits(api)
 
     instance = api.role(str(uuid.uuid4()), 'instance')
     listed = _bind(api, [arq], deployable, instance,
@@ -427,6 +432,24 @@ def _accelerator_requests(api, deployable):
              params={'instance': other})
     assert api.call('GET', '/v2/accelerator_requests', 200, identity=NOVA,
                     params={'instance': other}).json() == {'arqs': []}
+
+
+def _limits(api):
+    """The project holds one FPGA of its limit of two."""
+    listed = api.call('GET', '/v2/limits', 200, version=LIMITS_VERSION,
+                      sample='limits-list-resp.json').json()
+    assert listed['limits'] == [{'resource': 'class:FPGA',
+                                 'resource_class': 'FPGA', 'limit': 2,
+                                 'usage': 1}]
+    # NOTE(samples): a quota error is a 403 at every microversion.
+    pair = api.call('POST', '/v2/device_profiles', 201, [{
+        'name': 'fpga-pair', 'groups': [{'resources:FPGA': '2'}]}]).json()
+    api.call('POST', '/v2/accelerator_requests', 403,
+             {'device_profile_name': 'fpga-pair'}, identity=NOVA,
+             sample='arqs-create-quota-resp.json')
+    api.call('DELETE', '/v2/device_profiles/%s' % pair['uuid'], 204)
+    assert api.call('GET', '/v2/limits', 200, version=LIMITS_VERSION,
+                    identity=NOVA).json() == listed
 
 
 def _delete_device_profiles(api, profile):

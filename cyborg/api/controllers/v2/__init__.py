@@ -11,6 +11,7 @@ from cyborg.api.controllers.v2 import deployables
 from cyborg.api.controllers.v2 import device_profiles
 from cyborg.api.controllers.v2 import devices
 from cyborg.api.controllers.v2 import drivers
+from cyborg.api.controllers.v2 import limits
 from cyborg.api.controllers.v2 import services
 from cyborg.api.types import link
 from cyborg.api.types import version as version_types
@@ -28,6 +29,7 @@ class V2Controller(rest.RestController):
     deployables = deployables.DeployablesController()
     device_profiles = device_profiles.DeviceProfilesController()
     drivers = drivers.DriversController()
+    limits = limits.LimitsController()
     services = services.ServicesController()
 
     @expose.expose(version_types.Version)

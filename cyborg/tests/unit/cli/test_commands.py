@@ -16,10 +16,12 @@ from cyborg_cli import client as cli_client
 from cyborg_cli import errors
 from cyborg_cli.v1 import attachments
 from cyborg_cli.v1 import drivers
+from cyborg_cli.v1 import limits
 from cyborg_cli.v1 import services
 from cyborg_cli.v1 import units
 
 OPS = {'OpenStack-API-Version': 'accelerator 2.5'}
+LIMITS = {'OpenStack-API-Version': 'accelerator 2.7'}
 UUID = '6f1c2a62-0d51-4bd4-9c07-2d0b0c8f0a11'
 INSTANCE = '0b4c3d7e-5a3c-4d8e-9f61-73e0d4a1b2c3'
 DRIVER = {'host': 'cn1', 'name': 'gpu', 'driver_name': 'nvidia_gpu_driver',
@@ -145,6 +147,61 @@ def test_service_discover(argv, body):
 def test_a_list_without_its_key_is_an_error():
     with pytest.raises(exceptions.CommandError, match='"services" list'):
         run(services.ListServices, [], response(200, {'service': []}))
+
+
+# --- limits -----------------------------------------------------------------
+
+
+QUOTAS = {'project_id': 'p1', 'limits': [
+    {'resource': 'class:CUSTOM_QAT', 'resource_class': 'CUSTOM_QAT',
+     'limit': -1, 'usage': 0},
+    {'resource': 'class:FPGA', 'resource_class': 'FPGA', 'limit': 4,
+     'usage': 1},
+    {'resource': 'class:VGPU', 'resource_class': 'VGPU', 'limit': 0,
+     'usage': 2}]}
+
+
+@pytest.mark.parametrize('argv, url', [
+    ([], ROOT + '/v2/limits'),
+    (['--project', 'p 2'], ROOT + '/v2/limits?project_id=p+2'),
+])
+def test_limit_list(argv, url):
+    (headings, rows), calls = run(limits.ListLimits, argv,
+                                  response(200, QUOTAS))
+    assert [(c.method, c.url, c.body) for c in calls] == [
+        ('GET', url, NO_BODY)]
+    assert calls[0].headers.items() >= LIMITS.items()
+    assert headings == ('Resource', 'Resource Class', 'Limit', 'Usage')
+    assert [plain(row) for row in rows] == [
+        ('class:CUSTOM_QAT', 'CUSTOM_QAT', -1, 0),
+        ('class:FPGA', 'FPGA', 4, 1),
+        ('class:VGPU', 'VGPU', 0, 2)]
+    # NOTE(tests): a table says "unlimited"; -f json keeps the API's -1.
+    assert [row[2].human_readable() for row in rows] == [
+        'unlimited', '4', '0']
+
+
+def test_limit_list_of_a_project_without_limits():
+    (headings, rows), _calls = run(
+        limits.ListLimits, [], response(200, {'project_id': 'p1',
+                                              'limits': []}))
+    assert list(rows) == []
+
+
+def test_limit_list_shows_the_api_refusal():
+    with pytest.raises(errors.ApiError) as caught:
+        run(limits.ListLimits, ['--project', 'p2'],
+            fault(403, 'Policy doesn\'t allow cyborg:limit:other_project '
+                       'to be performed.'))
+    assert caught.value.status == 403
+    assert 'cyborg:limit:other_project' in str(caught.value)
+
+
+def test_limit_list_before_2_7_says_which_version_it_needs():
+    with pytest.raises(errors.ApiError, match='microversion 2.7'):
+        run(limits.ListLimits, [],
+            fault(404, 'GET /v2/limits exists from microversion 2.7; send '
+                       '"OpenStack-API-Version: accelerator 2.7" or later.'))
 
 
 # --- units ------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""What each project holds, in units of resource classes, for the quotas."""
+
+import collections
+import json
+import math
+
+import sqlalchemy as sa
+
+from cyborg import exception
+from cyborg.db import models
+from cyborg.db.session import main
+
+_RESOURCES = 'resources:'
+
+
+def group_demand(group):
+    """{resource class: units} a device profile group asks for."""
+    demand = collections.Counter()
+    for key, value in group.items():
+        if key.startswith(_RESOURCES):
+            demand[key[len(_RESOURCES):]] += int(value)
+    return dict(demand)
+
+
+@main.reader
+def profile_demand(context, profile_name):
+    """{resource class: units} of all groups of the named profile: what
+    creating its accelerator requests would add to a project's usage.
+
+    :raises DeviceProfileNotFound: no profile has that name.
+    """
+    found = context.session.scalars(
+        sa.select(models.DeviceProfile.profile_json)
+        .where(models.DeviceProfile.name == profile_name)).first()
+    if found is None:
+        raise exception.DeviceProfileNotFound(uuid=profile_name)
+    demand = collections.Counter()
+    for group in json.loads(found).get('groups', []):
+        demand.update(group_demand(group))
+    return dict(demand)
+
+
+@main.reader
+def usage(context, project_id):
+    """{resource class: units} the project's accelerator requests hold.
+
+    An ARQ is one unit of its profile group; a group asking for several
+    classes (rare) shares its ARQs among them in proportion, rounded up.
+    The ARQ of a /v1 attach has no profile: it counts as one unit of the
+    resource class of the deployable it is attached to.
+    """
+    session = context.session
+    arq = models.AcceleratorRequest
+    held = collections.Counter()
+    by_group = session.execute(
+        sa.select(arq.device_profile_id, arq.device_profile_group_id,
+                  sa.func.count())
+        .where(arq.project_id == project_id,
+               arq.device_profile_id.is_not(None))
+        .group_by(arq.device_profile_id, arq.device_profile_group_id)).all()
+    profiles = {}
+    if by_group:
+        profiles = dict(session.execute(
+            sa.select(models.DeviceProfile.id,
+                      models.DeviceProfile.profile_json)
+            .where(models.DeviceProfile.id.in_(
+                sorted({row[0] for row in by_group}))
+            )).all())
+    for profile_id, index, count in by_group:
+        groups = json.loads(profiles.get(profile_id) or '{}').get(
+            'groups', [])
+        demand = group_demand(groups[index]) if index < len(groups) else {}
+        units = sum(demand.values())
+        for resource_class, amount in demand.items():
+            held[resource_class] += math.ceil(count * amount / units)
+    attached = session.execute(
+        sa.select(models.Attribute.value, sa.func.count())
+        .join(arq, arq.deployable_id == models.Attribute.deployable_id)
+        .where(arq.project_id == project_id,
+               arq.device_profile_id.is_(None),
+               models.Attribute.key == 'rc')
+        .group_by(models.Attribute.value)).all()
+    for resource_class, count in attached:
+        held[resource_class] += count
+    return dict(held)

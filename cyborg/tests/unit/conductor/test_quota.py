@@ -1,0 +1,231 @@
+"""Quotas on accelerator requests: flat limits, unified limits, recheck."""
+
+from oslo_limit import fixture as limit_fixture
+from oslo_utils import uuidutils
+import pytest
+import sqlalchemy as sa
+
+from cyborg import exception
+from cyborg import states
+from cyborg.conductor import binding
+from cyborg.conductor import inventory
+from cyborg.conductor import quota
+from cyborg.db import arqs as arq_db
+from cyborg.db import models
+from cyborg.db import quota_usage
+from cyborg.drivers import base
+from cyborg.drivers import fake
+from cyborg.drivers import report
+from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import device_profile as profile_obj
+
+P1 = 'p1'
+P2 = 'p2'
+
+
+def _profile(ctx, name, *groups):
+    profile_obj.DeviceProfile(
+        ctx, uuid=uuidutils.generate_uuid(), name=name,
+        groups=[dict(group) for group in groups]).create()
+
+
+@pytest.fixture
+def profiles(db, ctx):
+    _profile(ctx, 'fpga2', {'resources:FPGA': '2'})
+    _profile(ctx, 'fpga1-vgpu1', {'resources:FPGA': '1'},
+             {'resources:VGPU': '1', 'trait:CUSTOM_A': 'required'})
+    _profile(ctx, 'mixed', {'resources:FPGA': '1', 'resources:VGPU': '2'})
+    return ctx
+
+
+def _count(db, project=None):
+    with db.connect() as conn:
+        query = sa.select(sa.func.count()).select_from(
+            models.AcceleratorRequest)
+        if project is not None:
+            query = query.where(models.AcceleratorRequest.project_id ==
+                                project)
+        return conn.execute(query).scalar()
+
+
+def test_demand_of_a_profile(profiles, ctx):
+    assert quota_usage.profile_demand(ctx, 'fpga1-vgpu1') == {
+        'FPGA': 1, 'VGPU': 1}
+    assert quota_usage.profile_demand(ctx, 'mixed') == {'FPGA': 1, 'VGPU': 2}
+    with pytest.raises(exception.DeviceProfileNotFound):
+        quota_usage.profile_demand(ctx, 'none')
+
+
+def test_usage_counts_a_unit_per_arq_per_class(profiles, ctx):
+    binding.create(ctx, 'fpga2', P1)
+    binding.create(ctx, 'fpga1-vgpu1', P1)
+    binding.create(ctx, 'mixed', P1)
+    binding.create(ctx, 'fpga2', P2)
+    assert quota_usage.usage(ctx, P1) == {'FPGA': 4, 'VGPU': 3}
+    assert quota_usage.usage(ctx, P2) == {'FPGA': 2}
+    assert quota_usage.usage(ctx, 'p3') == {}
+
+
+def test_usage_counts_a_v1_attach_by_its_deployable_class(db, ctx):
+    inventory.apply_report(ctx, report.HostReport(
+        host='node1', devices=fake.FakeDriver().discover(
+            base.DiscoveryContext('node1'))))
+    (deployable,) = deployable_obj.Deployable.list(ctx)
+    uuid = arq_db.create_for_attach(ctx, P1)
+    with db.begin() as conn:
+        conn.execute(sa.update(models.AcceleratorRequest)
+                     .where(models.AcceleratorRequest.uuid == uuid)
+                     .values(deployable_id=deployable.id,
+                             state=states.ARQ_BOUND))
+    assert quota_usage.usage(ctx, P1) == {'FPGA': 1}
+
+
+def test_unlimited_by_default(profiles, ctx, db):
+    for _ in range(5):
+        binding.create(ctx, 'fpga2', P1)
+    assert _count(db) == 10
+    assert quota.limits(ctx, P1) == [
+        {'resource': 'class:FPGA', 'resource_class': 'FPGA', 'limit': -1,
+         'usage': 10}]
+
+
+def test_flat_limits_refuse_what_would_go_over(profiles, ctx, db,
+                                               override):
+    override('limits', {'FPGA': '3', 'VGPU': '-1'}, group='quota')
+    binding.create(ctx, 'fpga2', P1)
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        binding.create(ctx, 'fpga2', P1)
+    assert caught.value.message == (
+        'Quota exceeded: class:FPGA has a limit of 3; project p1 uses 2 and '
+        'asks for 2 more.')
+    assert caught.value.kwargs['over'] == [
+        {'resource': 'class:FPGA', 'limit': 3, 'usage': 2, 'requested': 2}]
+    assert _count(db, P1) == 2
+    # another project has its own count; an unlimited class is not judged
+    binding.create(ctx, 'fpga2', P2)
+    binding.create(ctx, 'fpga1-vgpu1', P1)
+    assert quota.limits(ctx, P1) == [
+        {'resource': 'class:FPGA', 'resource_class': 'FPGA', 'limit': 3,
+         'usage': 3},
+        {'resource': 'class:VGPU', 'resource_class': 'VGPU', 'limit': -1,
+         'usage': 1}]
+
+
+def test_every_limit_gone_over_is_named(profiles, ctx, override):
+    override('limits', {'FPGA': '0', 'VGPU': '1'}, group='quota')
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        binding.create(ctx, 'mixed', P1)
+    assert [item['resource'] for item in caught.value.kwargs['over']] == [
+        'class:FPGA', 'class:VGPU']
+
+
+def test_the_403_survives_rpc(profiles, ctx, override):
+    """What the API gets back from the conductor over oslo.messaging."""
+    override('limits', {'FPGA': '1'}, group='quota')
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        binding.create(ctx, 'fpga2', P1)
+    remote = type(caught.value)(caught.value.message, **caught.value.kwargs)
+    assert remote.message == caught.value.message
+    assert remote.kwargs['over'] == caught.value.kwargs['over']
+
+
+def _racing(monkeypatch, ctx, times=1):
+    """arq_db.create writes a concurrent request's ARQs (same project)
+    just before its own, as a second API call between the check and the
+    write would."""
+    real = arq_db.create
+    raced = []
+
+    def create(context, name, project_id):
+        if len(raced) < times:
+            raced.append(real(context, name, project_id))
+        return real(context, name, project_id)
+
+    monkeypatch.setattr(arq_db, 'create', create)
+    return raced
+
+
+def test_the_recheck_undoes_a_request_a_concurrent_one_overtook(
+        profiles, ctx, db, override, monkeypatch):
+    override('limits', {'FPGA': '3'}, group='quota')
+    raced = _racing(monkeypatch, ctx)
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        binding.create(ctx, 'fpga2', P1)
+    assert caught.value.kwargs['over'] == [
+        {'resource': 'class:FPGA', 'limit': 3, 'usage': 4, 'requested': 0}]
+    # only the concurrent request's ARQs are left: never over the limit
+    with db.connect() as conn:
+        left = set(conn.execute(sa.select(
+            models.AcceleratorRequest.uuid)).scalars())
+    assert left == {values['uuid'] for values in raced[0]}
+
+
+def test_without_the_recheck_concurrent_requests_overshoot(
+        profiles, ctx, db, override, monkeypatch):
+    override('limits', {'FPGA': '3'}, group='quota')
+    override('recheck_quota', False, group='quota')
+    _racing(monkeypatch, ctx)
+    binding.create(ctx, 'fpga2', P1)
+    assert _count(db, P1) == 4
+
+
+def test_no_project_no_quota(profiles, ctx, override):
+    override('limits', {'FPGA': '0'}, group='quota')
+    assert len(binding.create(ctx, 'fpga2', None)) == 2
+
+
+@pytest.fixture
+def unified(override):
+    """Keystone's unified limits, as oslo.limit's own fixture fakes them:
+    FPGA 2 and VGPU unlimited for all, p2 may hold 5 FPGAs."""
+    override('driver', 'unified_limits', group='quota')
+    override('endpoint_id', 'cyborg-endpoint', group='oslo_limit')
+    fixture = limit_fixture.LimitFixture(
+        {'class:FPGA': 2, 'class:VGPU': -1}, {P2: {'class:FPGA': 5}})
+    fixture.setUp()
+    yield fixture
+    fixture.cleanUp()
+
+
+def test_unified_limits_registered_and_per_project(profiles, ctx, db,
+                                                   unified):
+    binding.create(ctx, 'fpga2', P1)
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        binding.create(ctx, 'fpga1-vgpu1', P1)
+    assert caught.value.kwargs['over'] == [
+        {'resource': 'class:FPGA', 'limit': 2, 'usage': 2, 'requested': 1}]
+    binding.create(ctx, 'fpga2', P2)
+    binding.create(ctx, 'fpga2', P2)
+    with pytest.raises(exception.QuotaExceeded):
+        binding.create(ctx, 'fpga2', P2)
+    assert _count(db, P2) == 4
+    assert quota.limits(ctx, P2) == [
+        {'resource': 'class:FPGA', 'resource_class': 'FPGA', 'limit': 5,
+         'usage': 4},
+        {'resource': 'class:VGPU', 'resource_class': 'VGPU', 'limit': -1,
+         'usage': 0}]
+
+
+def test_a_class_without_a_registered_limit_has_none(profiles, ctx,
+                                                     unified):
+    _profile(ctx, 'qat', {'resources:CUSTOM_QAT': '1'})
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        binding.create(ctx, 'qat', P1)
+    assert caught.value.kwargs['over'][0]['limit'] == 0
+
+
+def test_keystone_out_of_reach_is_a_503(profiles, ctx, override,
+                                        monkeypatch):
+    from oslo_limit import exception as limit_exception
+    from oslo_limit import limit as oslo_limit
+
+    override('driver', 'unified_limits', group='quota')
+
+    def unreachable():
+        raise limit_exception.SessionInitError('Unable to establish '
+                                               'connection')
+
+    monkeypatch.setattr(oslo_limit, '_get_keystone_connection', unreachable)
+    with pytest.raises(exception.QuotaUnavailable) as caught:
+        binding.create(ctx, 'fpga2', P1)
+    assert 'Unable to establish connection' in caught.value.message
