@@ -235,6 +235,21 @@ def test_arq_create_list_show_delete(cli, target, profile):
                 '/accelerator_requests/%s' % arq).status_code == 404
 
 
+def test_limit_list_shows_the_usage_of_the_project(cli, target, profile):
+    """The embedded default limits nothing: the class in use is listed as
+    unlimited, with the units the project's ARQs hold."""
+    made = _api(target, 'POST', '/accelerator_requests',
+                json={'device_profile_name': profile['name']})
+    assert made.status_code == 201, made.text
+    listed = cli.json('accelerator', 'limit', 'list')
+    assert listed == [{'Resource': 'class:FPGA', 'Resource Class': 'FPGA',
+                       'Limit': -1, 'Usage': 1}]
+    table = cli.ok('accelerator', 'limit', 'list', '--project', PROJECT)
+    assert 'unlimited' in table and 'class:FPGA' in table
+    assert cli.json('accelerator', 'limit', 'list', '--project',
+                    'p-%s' % uuid.uuid4().hex[:8]) == []
+
+
 def test_arq_bind_unbind_delete(cli, target, profile, nova):
     # NOTE(tests): made as Nova makes it, so that binding is tested apart
     # from the CLI's create.
