@@ -3,8 +3,10 @@
 import contextlib
 import json
 import re
+import threading
 import urllib.parse
 import uuid
+import wsgiref.simple_server
 
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
@@ -87,3 +89,26 @@ def serving(override):
     glance = FakeGlance()
     with serving_app(glance, 'glance', override):
         yield glance
+
+
+class _QuietHandler(wsgiref.simple_server.WSGIRequestHandler):
+    def log_message(self, *args):
+        """Tests assert on what the fake was asked, not on its log."""
+
+
+@contextlib.contextmanager
+def serve_glance():
+    """A FakeGlance on a free port of 127.0.0.1, served by a thread of
+    this process; its ``url`` is set."""
+    glance = FakeGlance()
+    server = wsgiref.simple_server.make_server(
+        '127.0.0.1', 0, glance, handler_class=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,),
+                              daemon=True)
+    thread.start()
+    try:
+        glance.url = 'http://127.0.0.1:%d' % server.server_port
+        yield glance
+    finally:
+        server.shutdown()
+        server.server_close()

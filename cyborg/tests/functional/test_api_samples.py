@@ -33,15 +33,12 @@ API instead of failing (stale sample files are then removed), and review
 the diff like code.
 """
 
-import contextlib
 import difflib
 import json
 import os
 import re
 import sys
-import threading
 import uuid
-import wsgiref.simple_server
 
 import pytest
 import requests
@@ -240,33 +237,12 @@ class Api:
         return resp
 
 
-@contextlib.contextmanager
-def _glance():
-    """A fake Glance on a free port, in a thread of this process."""
-    glance = fake_services.FakeGlance()
-
-    class Quiet(wsgiref.simple_server.WSGIRequestHandler):
-        def log_message(self, *args):
-            """The test asserts on what Glance was asked."""
-
-    server = wsgiref.simple_server.make_server('127.0.0.1', 0, glance,
-                                               handler_class=Quiet)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,),
-                              daemon=True)
-    thread.start()
-    try:
-        glance.url = 'http://127.0.0.1:%d' % server.server_port
-        yield glance
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
     tmp = tmp_path_factory.mktemp('api-samples')
     fpgaconf, record = gpu_fpga_hosts.fake_tool(tmp, 'fpgaconf')
-    with deployments.FakeNova() as nova, _glance() as glance:
+    with deployments.FakeNova() as nova, \
+            fake_services.serve_glance() as glance:
         sections = {
             'agent': {'enabled_drivers': 'fake_driver',
                       'sysfs_root': pci_hosts.committed(FPGA_HOST)},

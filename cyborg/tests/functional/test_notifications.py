@@ -11,12 +11,10 @@ intel_fpga_driver, programming its cards (a fake Glance, a stand-in
 """
 
 import configparser
-import contextlib
 import os
 import sys
 import threading
 import uuid
-import wsgiref.simple_server
 
 from oslo_config import cfg
 import oslo_messaging as messaging
@@ -128,28 +126,6 @@ def _set_option(config_file, section, name, value):
         parser.write(out)
 
 
-@contextlib.contextmanager
-def _glance():
-    """A fake Glance on a free port, in a thread of this process."""
-    glance = fake_services.FakeGlance()
-
-    class Quiet(wsgiref.simple_server.WSGIRequestHandler):
-        def log_message(self, *args):
-            """The tests assert on what the services did."""
-
-    server = wsgiref.simple_server.make_server('127.0.0.1', 0, glance,
-                                               handler_class=Quiet)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,),
-                              daemon=True)
-    thread.start()
-    try:
-        glance.url = 'http://127.0.0.1:%d' % server.server_port
-        yield glance
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
     """One deployment for the module, and the consumer on its vhost.
@@ -161,7 +137,7 @@ def cloud(tmp_path_factory):
     """
     tmp = tmp_path_factory.mktemp('notifications')
     fpgaconf, record = gpu_fpga_hosts.fake_tool(tmp, 'fpgaconf')
-    with _glance() as glance:
+    with fake_services.serve_glance() as glance:
         sections = {
             'oslo_messaging_notifications': {'driver': 'messagingv2'},
             'agent': {'sysfs_root': pci_hosts.committed(FPGA_HOST)},
