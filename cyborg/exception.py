@@ -162,6 +162,11 @@ class AmbiguousImage(Invalid):
                'must.')
 
 
+class ImageSignatureInvalid(ImageNotUsable):
+    msg_fmt = ('Image %(image)s is refused by signature verification: '
+               '%(reason)s.')
+
+
 class ImageUnavailable(ServiceUnavailable):
     msg_fmt = 'Cannot get image %(image)s from Glance: %(reason)s'
 

@@ -169,7 +169,7 @@ class AgentManager(reporting.Reporter):
         # NOTE(agent): one programming at a time per device; a second
         # image loaded meanwhile would leave it in an unknown state.
         with lockutils.lock('program-%s-%s' % (cpid_type, cpid_info)), \
-                _downloaded(image_id) as path:
+                _downloaded(context, image_id) as path:
             self._run(driver_name, 'Programming %s' % deployable_name,
                       driver.program, device, dep, path)
         LOG.info('Programmed %s with image %s', deployable_name, image_id)
@@ -335,19 +335,21 @@ class AgentManager(reporting.Reporter):
     @messaging.expected_exceptions(exception.CyborgException)
     def update_driver(self, context, name, image_id=None):
         """RPC: reload a driver's options, or load an image through it."""
-        with _downloaded(image_id) as path, self._lock:
+        with _downloaded(context, image_id) as path, self._lock:
             driver_ops.update(self.tracker, self.host, name,
                               list(self._found.values()), path)
         return self._rediscover()
 
 
 @contextlib.contextmanager
-def _downloaded(image_id):
-    """A Glance image in a local file for the duration (None: no image)."""
+def _downloaded(context, image_id):
+    """A Glance image in a local file for the duration (None: no image);
+    its signature verified first when [glance] verify_image_signatures."""
     if image_id is None:
         yield None
         return
-    path = glance.GlanceClient().download(image_id, CONF.state_path)
+    path = glance.GlanceClient().download(image_id, CONF.state_path,
+                                         context=context)
     try:
         yield path
     finally:

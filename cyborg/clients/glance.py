@@ -9,6 +9,7 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg.clients import adapter as ksa_adapter
+from cyborg.clients import image_signature
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -77,11 +78,21 @@ class GlanceClient:
                                            value=function_id)
         return found[0]
 
-    def download(self, image_id, directory):
+    def download(self, image_id, directory, context=None):
         """Write the image's data to a new file in ``directory``.
 
+        With ``[glance] verify_image_signatures``, the file is returned
+        only once the signature verified over the whole data: every image
+        a device loads comes through here, so nothing reaches a device
+        unchecked.
+
+        :param context: the request context the key manager is asked with.
         :returns: the file's path; the caller removes it.
+        :raises ImageSignatureInvalid: no file is left behind.
         """
+        checker = None
+        if image_signature.enabled():
+            checker = image_signature.verifier(context, self.image(image_id))
         response = self._get(image_id, '/v2/images/%s/file' % image_id,
                              stream=True)
         fd, path = tempfile.mkstemp(prefix='image-%s-' % image_id,
@@ -91,6 +102,10 @@ class GlanceClient:
                 for chunk in response.iter_content(
                         CONF.glance.download_chunk_size):
                     out.write(chunk)
+                    if checker is not None:
+                        checker.update(chunk)
+            if checker is not None:
+                checker.verify()
         except Exception:
             os.unlink(path)
             raise

@@ -16,6 +16,7 @@ from cyborg.api import app as api_app
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import outage
+from cyborg.conf import key_manager as key_manager_conf
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 
@@ -25,7 +26,10 @@ CONF = cfg.CONF
 # oslo.messaging's in-process transport and no authentication. A config file
 # may still change everything else (drivers, ports, the database).
 _FORCED = {('DEFAULT', 'transport_url'): 'fake:/'}
-_DEFAULTS = {('api', 'auth_strategy'): 'noauth'}
+# NOTE(embedded): signing certificates, when [glance]
+# verify_image_signatures is on, come from PEM files: no Barbican here.
+_DEFAULTS = {('api', 'auth_strategy'): 'noauth',
+             ('key_manager', 'backend'): key_manager_conf.LOCAL_BACKEND}
 
 
 def _default_state_path():

@@ -15,6 +15,7 @@ from cyborg.conf import generic
 from cyborg.conf import glance
 from cyborg.conf import gpu
 from cyborg.conf import health
+from cyborg.conf import key_manager
 from cyborg.conf import notifications
 from cyborg.conf import nova
 from cyborg.conf import npu
@@ -31,6 +32,7 @@ CONF = cfg.CONF
 # and nowhere else, so importing a module never changes CONF behind our back.
 for _module in (default, api, agent, conductor, database, drivers, pci,
                 gpu, fpga, qat, npu, generic, health, placement, embedded,
+                key_manager,
                 nova, glance, privsep, upgrade_levels, notifications, quota):
     _module.register_opts(CONF)
 # NOTE(conf): [oslo_limit], read by oslo.limit's Enforcer with the

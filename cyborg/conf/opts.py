@@ -12,6 +12,7 @@ from cyborg.conf import generic
 from cyborg.conf import glance
 from cyborg.conf import gpu
 from cyborg.conf import health
+from cyborg.conf import key_manager
 from cyborg.conf import notifications
 from cyborg.conf import nova
 from cyborg.conf import npu
@@ -24,6 +25,7 @@ from cyborg.conf import upgrade_levels
 
 _MODULES = (default, api, agent, conductor, database, drivers, pci,
             gpu, fpga, qat, npu, generic, health, placement, embedded, nova,
+            key_manager,
             glance, privsep, upgrade_levels, notifications, quota)
 
 

@@ -7,7 +7,9 @@ process, consumes ``versioned_notifications.info`` and ``.error`` there.
 Every notification received is checked against its documented sample.
 The agent's host is the simulated FPGA host, so that installing
 intel_fpga_driver, programming its cards (a fake Glance, a stand-in
-``fpgaconf``) and uninstalling it are announced too.
+``fpgaconf``) and uninstalling it are announced too. The agent verifies
+image signatures (``[glance] verify_image_signatures``, certificates from
+the cyborg_local key manager), so every image here is signed.
 """
 
 import configparser
@@ -24,6 +26,7 @@ import requests
 from cyborg.tests import deployments
 from cyborg.tests import fake_services
 from cyborg.tests import processes
+from cyborg.tests import signing
 from cyborg.tests.fixtures import gpu_fpga_hosts
 from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.unit.notifications import samples
@@ -137,18 +140,23 @@ def cloud(tmp_path_factory):
     """
     tmp = tmp_path_factory.mktemp('notifications')
     fpgaconf, record = gpu_fpga_hosts.fake_tool(tmp, 'fpgaconf')
+    signer = signing.Signer(tmp / 'certificates')
     with fake_services.serve_glance() as glance:
         sections = {
             'oslo_messaging_notifications': {'driver': 'messagingv2'},
             'agent': {'sysfs_root': pci_hosts.committed(FPGA_HOST)},
             'fpga': {'fpgaconf_path': fpgaconf},
             'glance': {'auth_type': 'admin_token', 'endpoint': glance.url,
-                       'token': 'glance-token'},
+                       'token': 'glance-token',
+                       'verify_image_signatures': True},
+            'key_manager': {'backend': 'cyborg_local',
+                            'certificate_dir': signer.directory},
             'cyborg_sys_admin': {'helper_command': PRIVSEP_HELPER},
         }
         with deployments.services(tmp, handles=HANDLES, devices=1,
                                   sections=sections) as deployment:
             deployment.glance = glance
+            deployment.signer = signer
             deployment.fpgaconf = fpgaconf
             deployment.fpgaconf_record = record
             url = _option(deployment.conductor.command[-1], 'DEFAULT',
@@ -173,6 +181,12 @@ def _call(method, url, status, headers=OPERATOR, **kwargs):
                             **kwargs)
     assert resp.status_code == status, resp.text
     return resp.json() if resp.content else None
+
+
+def _signed_image(deployment, name, data=b'bitstream'):
+    """A Glance image of ``data``, signed as Glance's users sign."""
+    return deployment.glance.add(data=data, name=name,
+                                 **deployment.signer.properties(data))
 
 
 def _devices(deployment):
@@ -412,7 +426,7 @@ def test_driver_install_is_announced(cloud):
 def test_fpga_program_is_announced(cloud):
     deployment, consumer = cloud
     fpga = _arria10(deployment)
-    image = deployment.glance.add(name='pac-a10-green.gbs')
+    image = _signed_image(deployment, 'pac-a10-green.gbs')
     programmed = _call('PATCH', _program_url(deployment, fpga), 200,
                        json=_program_body(image))
     assert programmed['uuid'] == fpga['uuid']
@@ -444,7 +458,7 @@ def test_a_failed_program_arrives_on_the_error_queue(cloud):
     fpga = _arria10(deployment)
     loaded = fpga['bitstream_id']
     assert loaded
-    image = deployment.glance.add(name='pac-a10-red.gbs')
+    image = _signed_image(deployment, 'pac-a10-red.gbs')
     _fpgaconf_fails(deployment, True)
     try:
         failure = _call('PATCH', _program_url(deployment, fpga), 409,
@@ -469,9 +483,56 @@ def test_a_failed_program_arrives_on_the_error_queue(cloud):
                 and _data(n)['image_id'] == image]
 
 
+def test_a_tampered_image_is_never_loaded(cloud):
+    """One byte changed after signing: the agent refuses the image before
+    fpgaconf runs, and the failure says why."""
+    deployment, consumer = cloud
+    fpga = _arria10(deployment)
+    loaded = fpga['bitstream_id']
+    data = b'pac-a10-blue' * 4096
+    image = deployment.glance.add(data=signing.tampered(data),
+                                  name='pac-a10-blue.gbs',
+                                  **deployment.signer.properties(data))
+    os.unlink(deployment.fpgaconf_record)
+    failure = _call('PATCH', _program_url(deployment, fpga), 409,
+                    json=_program_body(image))
+    assert 'Image %s is refused by signature verification' % image in (
+        str(failure))
+    assert not os.path.exists(deployment.fpgaconf_record), (
+        'fpgaconf ran on a tampered image')
+    (error,) = _checked(consumer.wait('accelerator.deployable.program.error',
+                                      deployable_uuid=fpga['uuid'],
+                                      image_id=image))
+    assert 'does not match img_signature' in _data(error)['reason']
+    fpga = _arria10(deployment)
+    assert fpga['bitstream_id'] == loaded
+
+
+def test_an_unsigned_image_is_refused(cloud):
+    deployment, _consumer = cloud
+    fpga = _arria10(deployment)
+    image = deployment.glance.add(name='pac-a10-unsigned.gbs')
+    failure = _call('PATCH', _program_url(deployment, fpga), 409,
+                    json=_program_body(image))
+    assert 'it is not signed' in str(failure)
+    assert not os.path.exists(deployment.fpgaconf_record)
+
+
+def test_a_signed_image_loads(cloud):
+    deployment, _consumer = cloud
+    fpga = _arria10(deployment)
+    image = _signed_image(deployment, 'pac-a10-signed.gbs',
+                          data=b'pac-a10-signed' * 4096)
+    programmed = _call('PATCH', _program_url(deployment, fpga), 200,
+                       json=_program_body(image))
+    assert programmed['bitstream_id'] == image
+    argv = gpu_fpga_hosts.recorded_argv(deployment.fpgaconf_record)
+    assert argv[:2] == ['--bus', '0x5e']
+
+
 def test_a_failed_driver_update_arrives_on_the_error_queue(cloud):
     deployment, consumer = cloud
-    image = deployment.glance.add(name='pac-green-for-every-card.gbs')
+    image = _signed_image(deployment, 'pac-green-for-every-card.gbs')
     url = '%s/v2/drivers/%s/%s' % (deployment.url, deployment.host,
                                    FPGA_DRIVER)
     _fpgaconf_fails(deployment, True)
