@@ -32,6 +32,9 @@ CONDUCTOR_OBJECTS = {
     # No object changed; get_limits is new.
     '1.10': dict(_BASE, Deployable='1.2', Device='1.3', Service='1.2',
                  Accelerator='1.0', **_ARQS),
+    # No object changed; explain_profile is new.
+    '1.11': dict(_BASE, Deployable='1.2', Device='1.3', Service='1.2',
+                 Accelerator='1.0', **_ARQS),
 }
 
 

@@ -45,6 +45,9 @@ VERSIONS = (
                        '/v2/devices/{uuid}/metrics.'),
     VersionNote('2.7', 'GET /v2/limits: the project\'s quota limits and '
                        'usage per resource class.'),
+    VersionNote('2.8', 'GET /v2/device_profiles/{uuid_or_name}/candidates: '
+                       'why each deployable can or cannot serve each '
+                       'group of the profile.'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)

@@ -388,3 +388,20 @@ def program_patch(body):
     """The Glance image id a program PATCH (checked against PROGRAM_PATCH)
     names."""
     return body[0]['value'][0]['image_uuid']
+
+
+_IN = 'in:'
+
+
+def member_of(value):
+    """A Placement ``member_of`` aggregate query: one aggregate uuid, or
+    ``in:`` and a comma-separated list of them; returned normalised."""
+    text = value.strip()
+    listed = text[len(_IN):] if text.startswith(_IN) else text
+    uuids = [item.strip() for item in listed.split(',')]
+    if not all(_is_uuid(item) for item in uuids) or (
+            len(uuids) > 1 and not text.startswith(_IN)):
+        raise exception.Invalid(
+            reason='member_of takes an aggregate uuid, or "in:" and '
+                   'aggregate uuids separated by commas, not %r' % value)
+    return (_IN if text.startswith(_IN) else '') + ','.join(uuids)

@@ -17,6 +17,11 @@ LOG = logging.getLogger(__name__)
 #: returns the provider (1.20) and reserved equal to total (1.26).
 MICROVERSION = '1.26'
 
+#: Allocation candidates as Nova's scheduler asks for them: nested
+#: providers (1.29), forbidden traits (1.22) and member_of in: (1.24).
+CANDIDATES_MICROVERSION = '1.36'
+_UNKNOWN_NAMES = ('No such trait', 'No such resource class')
+
 _INVENTORY_IN_USE = 'placement.inventory.inuse'
 _CONCURRENT_UPDATE = 'placement.concurrent_update'
 _PROVIDER_IN_USE = 'placement.resource_provider.inuse'
@@ -60,10 +65,11 @@ class PlacementClient:
             self._adapter = ksa_adapter.from_conf('placement')
         return self._adapter
 
-    def _request(self, method, url, body=None, ok=(200,)):
+    def _request(self, method, url, body=None, ok=(200,),
+                 microversion=MICROVERSION):
         with self._lock:
             self.calls += 1
-        kwargs = {'microversion': MICROVERSION, 'raise_exc': False,
+        kwargs = {'microversion': microversion, 'raise_exc': False,
                   'headers': {'Accept': 'application/json'}}
         if body is not None:
             kwargs['json'] = body
@@ -189,6 +195,37 @@ class PlacementClient:
         if response.status_code == 404:
             return []
         return sorted(response.json()['allocations'])
+
+    # --- Allocation candidates ---------------------------------------------
+
+    def candidate_providers(self, resources, required=(), member_of=None):
+        """The providers Placement would allocate ``resources`` ({class:
+        amount}) from, as Nova's scheduler asks for one request group:
+        ``required`` traits (a ``!`` forbids one), ``member_of`` an
+        aggregate query (``in:a,b`` or one uuid). A set of uuids."""
+        query = [('resources', ','.join(
+            '%s:%d' % (name, amount)
+            for name, amount in sorted(resources.items())))]
+        if required:
+            query.append(('required', ','.join(required)))
+        if member_of:
+            query.append(('member_of', member_of))
+        try:
+            body = self._request(
+                'GET', '/allocation_candidates?%s'
+                % urllib.parse.urlencode(query),
+                microversion=CANDIDATES_MICROVERSION).json()
+        except exception.PlacementError as exc:
+            # NOTE(placement): a trait or class no provider ever had is
+            # unknown to Placement, which refuses the query (400) where
+            # Nova's scheduler then finds no host: no candidate either.
+            if exc.kwargs.get('status') == 400 and any(
+                    text in (exc.kwargs.get('detail') or '')
+                    for text in _UNKNOWN_NAMES):
+                return set()
+            raise
+        return {uuid for request in body['allocation_requests']
+                for uuid in request['allocations']}
 
     # --- Custom resource classes and traits ---------------------------------
 

@@ -17,6 +17,7 @@ from cyborg.conductor import binds
 from cyborg.conductor import cache
 from cyborg.conductor import coalesce
 from cyborg.conductor import driver_admin
+from cyborg.conductor import explain
 from cyborg.conductor import health
 from cyborg.conductor import hostwork
 from cyborg.conductor import indirection
@@ -50,10 +51,13 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.10')
+    target = messaging.Target(version='1.11')
 
-    def __init__(self, host):
+    def __init__(self, host, placement=None):
         self.host = host
+        #: The Placement client of explanations; None builds one from
+        #: [placement] (cyborg-all-in-one passes its embedded Placement's).
+        self.placement = placement
         self._agent_api = None
         self.nova = nova_client.NovaClient()
         bind_objects_to_database()
@@ -288,6 +292,14 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def get_limits(self, context, project_id):
         return quota.limits(context, project_id)
+
+    # --- Explanations (1.11) -----------------------------------------------
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def explain_profile(self, context, uuid_or_name, project_id,
+                        member_of=None):
+        return explain.explain(context, uuid_or_name, project_id, member_of,
+                               client=self.placement)
 
     # --- Telemetry (1.9) ---------------------------------------------------
 

@@ -55,6 +55,8 @@ class ConductorAPI:
       from its agent; drain_device; scrub_pending (cast); Device 1.3
       (health, draining).
     * 1.10 - get_limits: a project's quota limits and usage.
+    * 1.11 - explain_profile: why each deployable can or cannot serve
+      each group of a device profile.
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -62,7 +64,7 @@ class ConductorAPI:
     the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
-    RPC_API_VERSION = '1.10'
+    RPC_API_VERSION = '1.11'
 
     def __init__(self, topic=None, timeout=None, retry=None,
                  reply_wait=None):
@@ -353,6 +355,21 @@ class ConductorAPI:
         """
         cctxt = self._prepare('1.10', 'get_limits')
         return cctxt.call(context, 'get_limits', project_id=project_id)
+
+    # --- Explanations (1.11) -------------------------------------------
+
+    def explain_profile(self, context, uuid_or_name, project_id,
+                        member_of=None):
+        """Each deployable judged for each group of a device profile
+        (see ``cyborg.conductor.explain.explain``).
+
+        :raises DeviceProfileNotFound, PlacementUnavailable,
+            QuotaUnavailable.
+        """
+        cctxt = self._prepare('1.11', 'explain_profile')
+        return cctxt.call(context, 'explain_profile',
+                          uuid_or_name=uuid_or_name, project_id=project_id,
+                          member_of=member_of)
 
     # --- Telemetry (1.9) ------------------------------------------------
 

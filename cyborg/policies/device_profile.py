@@ -28,6 +28,12 @@ _RULES = [
           'Delete device profiles (by uuid, or by names).',
           [{'method': 'DELETE', 'path': _ONE},
            {'method': 'DELETE', 'path': _COLLECTION + '?value={names}'}]),
+    base.rule('cyborg:device_profile:candidates',
+              base.PROJECT_MANAGER_OR_ADMIN,
+              'List the deployables that could serve each group of a device '
+              'profile, and why each one that cannot does not (microversion '
+              '2.8); it shows hardware inventory, as device lists do.',
+              [{'method': 'GET', 'path': _ONE + '/candidates'}]),
 ]
 
 

@@ -231,16 +231,20 @@ def services(tmp_path, handles=4, devices=1, sections=None, conductors=1,
         placement = PlacementProcess(placement_db, host, tmp_path)
         procs = [placement]
         try:
+            # NOTE(tests): the conductor reads Placement too (to explain
+            # a device profile), so every service gets [placement].
+            common = {'placement': {'auth_type': 'admin_token',
+                                    'endpoint': placement.url,
+                                    'token': embedded_placement.ADMIN_TOKEN}}
+            for section, options in (sections or {}).items():
+                common[section] = dict(common.get(section, {}), **options)
             confs, port = processes.stack_configs(
                 tmp_path, host, db_url, transport_url, {
                     'agent': {'enabled_drivers': 'fake_driver',
                               'report_interval': 1},
                     'fake_driver': {'device_count': devices,
                                     'accelerators_per_device': handles},
-                    'placement': {'auth_type': 'admin_token',
-                                  'endpoint': placement.url,
-                                  'token': embedded_placement.ADMIN_TOKEN},
-                }, extra=sections)
+                }, extra=common)
             procs += [processes.Process(name, confs[name], tmp_path)
                       for name in ('cyborg-conductor', 'cyborg-api')]
             conductor = procs[1]

@@ -16,10 +16,10 @@ import requests
 
 from cyborg import embedded_placement
 from cyborg.tests import deployments
+from cyborg.tests import notification_consumer as notifications
 from cyborg.tests import placement as placement_helpers
 from cyborg.tests import processes
 from cyborg.tests.fixtures import pci_hosts
-from cyborg.tests.functional import test_notifications as notifications
 from cyborg.tests.unit.notifications import samples
 
 pytestmark = pytest.mark.functional
@@ -52,17 +52,24 @@ def _write(root, name, text):
         out.write(text)
 
 
-def _fatal(root, count):
+def fatal(root, count):
+    """Write ``count`` fatal AER errors into the card's counters."""
     _write(root, 'aer_dev_fatal', _FATAL % (count, count))
+
+
+def write_healthy_aer(root):
+    """The card's three AER counter files, all at 0, as the kernel shows
+    them for a function that saw no error."""
+    _write(root, 'aer_dev_correctable', _CORRECTABLE)
+    _write(root, 'aer_dev_nonfatal', _NONFATAL)
+    fatal(root, 0)
 
 
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
     tmp = tmp_path_factory.mktemp('health')
     root = pci_hosts.copy_host('pci-host', tmp / 'sysfs')
-    _write(root, 'aer_dev_correctable', _CORRECTABLE)
-    _write(root, 'aer_dev_nonfatal', _NONFATAL)
-    _fatal(root, 0)
+    write_healthy_aer(root)
     sections = {
         'agent': {'enabled_drivers': 'pci_driver', 'sysfs_root': root,
                   'report_interval': REPORT_INTERVAL},
@@ -76,7 +83,7 @@ def cloud(tmp_path_factory):
         'oslo_messaging_notifications': {'driver': 'messagingv2'},
     }
     with deployments.services(tmp, sections=sections) as found:
-        found.consumer = notifications.Consumer(notifications._option(
+        found.consumer = notifications.Consumer(notifications.option(
             found.conductor.command[-1], 'DEFAULT', 'transport_url'))
         found.sysfs = root
         found.placement = embedded_placement.client_for(found.placement_url)
@@ -118,7 +125,7 @@ def test_a_fatal_aer_error_fails_the_device_until_it_clears(cloud):
     processes.wait_for(lambda: _reserved(cloud) is False, TIMEOUT,
                        what='the device to be offered in Placement')
 
-    _fatal(cloud.sysfs, 1)
+    fatal(cloud.sysfs, 1)
     started = time.monotonic()
     failed = _until(cloud, lambda d: d if d['health'] == 'failed' else None,
                     'the device to fail')
@@ -140,7 +147,7 @@ def test_a_fatal_aer_error_fails_the_device_until_it_clears(cloud):
                        timeout=TIMEOUT).json()
     assert 'health' not in old and old['status'] == 'error'
 
-    _fatal(cloud.sysfs, 0)
+    fatal(cloud.sysfs, 0)
     cleared = time.monotonic()
     _until(cloud, lambda d: d if d['health'] == 'ok' else None,
            'the device to report healthy')

@@ -12,19 +12,16 @@ image signatures (``[glance] verify_image_signatures``, certificates from
 the cyborg_local key manager), so every image here is signed.
 """
 
-import configparser
 import os
 import sys
-import threading
 import uuid
 
-from oslo_config import cfg
-import oslo_messaging as messaging
 import pytest
 import requests
 
 from cyborg.tests import deployments
 from cyborg.tests import fake_services
+from cyborg.tests import notification_consumer
 from cyborg.tests import processes
 from cyborg.tests import signing
 from cyborg.tests.fixtures import gpu_fpga_hosts
@@ -32,6 +29,11 @@ from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.unit.notifications import samples
 
 pytestmark = pytest.mark.functional
+
+Consumer = notification_consumer.Consumer
+_data = notification_consumer.data
+_option = notification_consumer.option
+_set_option = notification_consumer.set_option
 
 TIMEOUT = 60
 OPERATOR = {'X-Roles': 'admin', 'X-Project-Id': 'operators',
@@ -52,81 +54,6 @@ FPGA_DRIVER = 'intel_fpga_driver'
 # sudo (the tests run as root).
 PRIVSEP_HELPER = os.path.join(os.path.dirname(sys.executable),
                               'privsep-helper')
-
-
-class Consumer:
-    """oslo.messaging's notification listener on the deployment's vhost,
-    recording what it receives as ``{event_type, priority, publisher_id,
-    payload}``."""
-
-    def __init__(self, transport_url):
-        self.received = []
-        self._changed = threading.Condition()
-        # NOTE(tests): a configuration of its own: the test process's
-        # global CONF belongs to the unit tests' fixtures.
-        conf = cfg.ConfigOpts()
-        conf([], project='cyborg-notification-consumer')
-        self._transport = messaging.get_notification_transport(
-            conf, url=transport_url)
-        self._listener = messaging.get_notification_listener(
-            self._transport,
-            [messaging.Target(topic='versioned_notifications',
-                              exchange='cyborg')],
-            [self], executor='threading')
-        self._listener.start()
-
-    def _record(self, priority, publisher_id, event_type, payload):
-        with self._changed:
-            self.received.append({'event_type': event_type,
-                                  'priority': priority,
-                                  'publisher_id': publisher_id,
-                                  'payload': payload})
-            self._changed.notify_all()
-
-    def info(self, ctxt, publisher_id, event_type, payload, metadata):
-        self._record('INFO', publisher_id, event_type, payload)
-
-    def error(self, ctxt, publisher_id, event_type, payload, metadata):
-        self._record('ERROR', publisher_id, event_type, payload)
-
-    def wait(self, event_type, count=1, **data):
-        """The first ``count`` notifications of ``event_type`` whose payload
-        data has ``data``, once that many arrived."""
-        def matching():
-            return [n for n in self.received
-                    if n['event_type'] == event_type and all(
-                        _data(n).get(k) == v for k, v in data.items())]
-        with self._changed:
-            arrived = self._changed.wait_for(
-                lambda: len(matching()) >= count, TIMEOUT)
-            found = matching()
-        assert arrived, 'only %d %s of %d arrived; received: %s' % (
-            len(found), event_type, count,
-            sorted({n['event_type'] for n in self.received}))
-        return found[:count]
-
-    def stop(self):
-        self._listener.stop()
-        self._listener.wait()
-        self._transport.cleanup()
-
-
-def _data(notification):
-    return notification['payload']['cyborg_object.data']
-
-
-def _option(config_file, section, name):
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read(config_file)
-    return parser.get(section, name)
-
-
-def _set_option(config_file, section, name, value):
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read(config_file)
-    parser.set(section, name, str(value))
-    with open(config_file, 'w') as out:
-        parser.write(out)
 
 
 @pytest.fixture(scope='module')

@@ -14,9 +14,20 @@ from cyborg.api import paging
 from cyborg.api import validation
 from cyborg.api.types import base as types_base
 from cyborg.api.types import device_profile as dp_types
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.objects import device_profile as dp_obj
 
 _SORT_KEYS = ('id', 'uuid', 'name', 'created_at', 'updated_at')
+
+
+CANDIDATES = 'candidates'
+
+
+def _no_part(part):
+    if part is not None:
+        raise exception.NotFound(
+            'No such resource: GET /v2/device_profiles/{uuid_or_name}/%s'
+            % part)
 
 
 def _names(value):
@@ -62,10 +73,12 @@ class DeviceProfilesController(rest.RestController):
             profiles,
             next_link=paging.next_link('device_profiles', profiles, pages))
 
-    @expose.expose(dp_types.DeviceProfileOne, wtypes.text)
+    @expose.expose(dp_types.DeviceProfileOne, wtypes.text, wtypes.text,
+                   path=2)
     @microversion.versioned('2.0', '2.1')
-    def get_one(self, uuid_or_name):
+    def get_one(self, uuid_or_name, part=None):
         """By uuid; a name in the path is refused (406), as upstream."""
+        _no_part(part)
         context = pecan.request.context
         policy.authorize('cyborg:device_profile:get_one', None, context)
         if not uuidutils.is_uuid_like(uuid_or_name):
@@ -74,16 +87,33 @@ class DeviceProfilesController(rest.RestController):
                 version=microversion.current())
         return _shown(dp_obj.DeviceProfile.get(context, uuid_or_name))
 
-    @expose.expose(dp_types.DeviceProfileOne, wtypes.text)
+    @expose.expose(dp_types.DeviceProfileOne, wtypes.text, wtypes.text,
+                   wtypes.text, path=2)
     @microversion.versioned('2.2')
-    def get_one(self, uuid_or_name):  # noqa: F811 (a version's variant)
-        """By uuid or by name."""
+    def get_one(self, uuid_or_name, part=None,  # noqa: F811 (a variant)
+                member_of=None):
+        """By uuid or by name; (2.8) ``.../candidates``."""
         context = pecan.request.context
+        if part == CANDIDATES:
+            return self._candidates(context, uuid_or_name, member_of)
+        _no_part(part)
+        types_base.check_query(pecan.request.params, ())
         policy.authorize('cyborg:device_profile:get_one', None, context)
         if uuidutils.is_uuid_like(uuid_or_name):
             return _shown(dp_obj.DeviceProfile.get(context, uuid_or_name))
         return _shown(dp_obj.DeviceProfile.get_by_name(context,
                                                        uuid_or_name))
+
+    @microversion.versioned('2.8')
+    def _candidates(self, context, uuid_or_name, member_of):
+        """Every deployable judged for every group of the profile."""
+        types_base.check_query(pecan.request.params, ('member_of',))
+        policy.authorize('cyborg:device_profile:candidates', None, context)
+        if member_of is not None:
+            member_of = validation.member_of(member_of)
+        body = conductor_rpcapi.for_api().explain_profile(
+            context, uuid_or_name, context.project_id, member_of)
+        return types_base.rendered(body)
 
     @expose.expose(dp_types.DeviceProfile, body=dp_types.POST_BODY,
                    schema=validation.DEVICE_PROFILE_POST, status_code=201)
