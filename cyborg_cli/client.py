@@ -15,6 +15,9 @@ VERSION_HEADER = 'OpenStack-API-Version'
 OPS_MICROVERSION = '2.5'
 # NOTE(client): GET /v2/limits appeared in this one.
 LIMITS_MICROVERSION = '2.7'
+# NOTE(client): GET /v2/device_profiles/{uuid_or_name}/candidates appeared
+# in this one.
+EXPLAIN_MICROVERSION = '2.8'
 
 # NOTE(client): catalogs and --os-endpoint usually name a versioned
 # endpoint (.../v2) while these commands speak to both /v1 and /v2, so the
@@ -147,6 +150,18 @@ class Client:
         response = self.request('GET', path,
                                 microversion=LIMITS_MICROVERSION)
         return _items(response, 'limits')
+
+    # --- device profile explanations (v2, EXPLAIN_MICROVERSION) ---------
+
+    def explain_profile(self, uuid_or_name: str,
+                        member_of: str | None = None) -> list[dict[str, Any]]:
+        """The groups of a device profile, each with every deployable
+        judged: whether it can serve the group, and why not."""
+        path = '/v2/device_profiles/%s/candidates%s' % (
+            _quote(uuid_or_name), _query(member_of=member_of))
+        response = self.request('GET', path,
+                                microversion=EXPLAIN_MICROVERSION)
+        return _items(response, 'groups')
 
     # --- accelerators (v1) ----------------------------------------------
 

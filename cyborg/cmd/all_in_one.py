@@ -60,18 +60,23 @@ def build_services():
     migration.upgrade('head')
     services = []
     provider_tree = None
+    embedded_client = None
     if not placement_client.configured():
         placement = embedded_placement.EmbeddedPlacement(
             CONF.embedded_placement.host, CONF.embedded_placement.port,
             CONF.embedded_placement.connection,
             compute_nodes=[CONF.agent.resource_provider_name or CONF.host])
         services.append(placement)
+        embedded_client = placement.client()
         provider_tree = agent_placement.ProviderTree(
             CONF.host, os.path.join(CONF.state_path,
                                     'agent-%s-placement.json' % CONF.host),
             client=placement.client())
     outage.quiet_pool_resets()
-    conductor = conductor_manager.ConductorManager(CONF.host)
+    # NOTE(all-in-one): the conductor reads the embedded Placement too,
+    # to explain device profiles.
+    conductor = conductor_manager.ConductorManager(
+        CONF.host, placement=embedded_client)
     services.append(service.RPCService(
         conductor, CONF.conductor.topic, CONF.host, conductor_manager.BINARY,
         endpoint=outage.GuardedEndpoint(conductor)))

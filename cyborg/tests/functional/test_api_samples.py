@@ -66,6 +66,7 @@ SAMPLE_TIME = '12:00:00'
 
 LATEST = '2.5'
 LIMITS_VERSION = '2.7'
+EXPLAIN_VERSION = '2.8'
 PROJECT = '6f3c8a9e2b4d4f1a8c7e5d3b2a1f0e9d'
 ADMIN = {'X-User-Id': 'admin', 'X-Project-Id': PROJECT,
          'X-Roles': 'admin,member,reader'}
@@ -344,6 +345,28 @@ def _device_profile(api):
     return profile
 
 
+def _explain(api):
+    """A profile of two groups the one fake FPGA can serve one of."""
+    made = api.call('POST', '/v2/device_profiles', 201, [{
+        'name': 'fpga-explain', 'description': 'one FPGA with the trait, '
+        'one without',
+        'groups': [{'resources:FPGA': '1',
+                    'trait:CUSTOM_FAKE_DEVICE': 'required'},
+                   {'resources:FPGA': '1',
+                    'trait:CUSTOM_FAKE_DEVICE': 'forbidden'}]}]).json()
+    api.role(made['uuid'], 'explain-profile')
+    explained = api.call(
+        'GET', '/v2/device_profiles/fpga-explain/candidates', 200,
+        version=EXPLAIN_VERSION, identity=MANAGER,
+        sample='device-profile-candidates-resp.json').json()
+    assert [[(c['schedulable'], c['reason']) for c in group['candidates']]
+            for group in explained['groups']] == [
+        [(True, None)], [(False, 'trait_forbidden')]]
+    api.call('GET', '/v2/device_profiles/fpga-explain/candidates', 404,
+             version=LIMITS_VERSION)
+    api.call('DELETE', '/v2/device_profiles/%s' % made['uuid'], 204)
+
+
 def _bind(api, arqs, deployable, instance, request_sample=None):
     body = {arq['uuid']: [
         {'op': 'add', 'path': '/hostname', 'value': api.host},
@@ -544,6 +567,7 @@ def test_samples_are_what_the_api_answers(cloud):
     deployable = _deployables(api)
     _attributes(api, deployable)
     profile = _device_profile(api)
+    _explain(api)
     _accelerator_requests(api, deployable)
     _delete_device_profiles(api, profile)
     _v1_accelerators(api, cloud, deployable)

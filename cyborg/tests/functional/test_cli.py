@@ -250,6 +250,47 @@ def test_limit_list_shows_the_usage_of_the_project(cli, target, profile):
                     'p-%s' % uuid.uuid4().hex[:8]) == []
 
 
+def test_device_profile_explain_shows_the_api_answer(cli, target, profile):
+    """Every deployable of every group, as the API judges it."""
+    answer = _api(target, 'GET', '/device_profiles/%s/candidates'
+                  % profile['name'],
+                  headers={'OpenStack-API-Version': 'accelerator 2.8'})
+    assert answer.status_code == 200, answer.text
+    groups = answer.json()['groups']
+    expected = [{'Group': group['group'],
+                 'Deployable': found['deployable_name'],
+                 'Host': found['hostname'],
+                 'Resource Class': found['resource_class'],
+                 'Schedulable': found['schedulable'],
+                 'Reason': found['reason'] or '',
+                 'Detail': found['detail'] or ''}
+                for group in groups for found in group['candidates']]
+    assert sorted(row['Deployable'] for row in expected) == sorted(
+        deployable['name'] for deployable in target.deployables())
+    assert cli.json('accelerator', 'device', 'profile', 'explain',
+                    profile['name']) == expected
+    assert cli.json('accelerator', 'device', 'profile', 'explain',
+                    profile['uuid'], '--group', '0') == expected
+    # NOTE(tests): an aggregate no provider is in: Placement offers
+    # nothing, and what could serve says so.
+    aggregate = str(uuid.uuid4())
+    narrowed = cli.json('accelerator', 'device', 'profile', 'explain',
+                        profile['name'], '--member-of', aggregate)
+    assert [row['Schedulable'] for row in narrowed] == [False] * len(
+        expected)
+    assert [row['Reason'] for row, before in zip(narrowed, expected,
+                                                 strict=True)
+            if before['Schedulable']] == [
+        'not_offered' for before in expected if before['Schedulable']]
+    table = cli.ok('accelerator', 'device', 'profile', 'explain',
+                   profile['name'])
+    assert 'Schedulable' in table and 'Reason' in table
+    missing = cli.run('accelerator', 'device', 'profile', 'explain',
+                      'no-such-profile')
+    assert missing.returncode != 0
+    assert 'no-such-profile' in missing.stderr
+
+
 def test_arq_bind_unbind_delete(cli, target, profile, nova):
     # NOTE(tests): made as Nova makes it, so that binding is tested apart
     # from the CLI's create.

@@ -1,6 +1,7 @@
 """Each accelerator_ops command: the request it sends and what it shows."""
 
 import json
+from unittest import mock
 
 from osc_lib import exceptions
 import pytest
@@ -16,12 +17,14 @@ from cyborg_cli import client as cli_client
 from cyborg_cli import errors
 from cyborg_cli.v1 import attachments
 from cyborg_cli.v1 import drivers
+from cyborg_cli.v1 import explain
 from cyborg_cli.v1 import limits
 from cyborg_cli.v1 import services
 from cyborg_cli.v1 import units
 
 OPS = {'OpenStack-API-Version': 'accelerator 2.5'}
 LIMITS = {'OpenStack-API-Version': 'accelerator 2.7'}
+EXPLAIN = {'OpenStack-API-Version': 'accelerator 2.8'}
 UUID = '6f1c2a62-0d51-4bd4-9c07-2d0b0c8f0a11'
 INSTANCE = '0b4c3d7e-5a3c-4d8e-9f61-73e0d4a1b2c3'
 DRIVER = {'host': 'cn1', 'name': 'gpu', 'driver_name': 'nvidia_gpu_driver',
@@ -202,6 +205,102 @@ def test_limit_list_before_2_7_says_which_version_it_needs():
         run(limits.ListLimits, [],
             fault(404, 'GET /v2/limits exists from microversion 2.7; send '
                        '"OpenStack-API-Version: accelerator 2.7" or later.'))
+
+
+# --- device profile explain -------------------------------------------------
+
+
+def candidate(name, rc, reason=None, detail=None, host='cn1'):
+    return {'deployable_uuid': 'd-' + name, 'deployable_name': name,
+            'device_uuid': 'dev-' + name, 'hostname': host,
+            'resource_class': rc, 'rp_uuid': 'rp-' + name,
+            'schedulable': reason is None, 'reason': reason,
+            'detail': detail}
+
+
+EXPLAINED = {
+    'device_profile': {'uuid': UUID, 'name': 'fpga'},
+    'project_id': 'p1', 'member_of': None,
+    'groups': [
+        {'group': 0, 'resources': {'FPGA': 1}, 'required': ['CUSTOM_X'],
+         'candidates': [
+             candidate('cn1_fpga0', 'FPGA'),
+             candidate('cn1_fpga1', 'FPGA', 'device_not_ready',
+                       'its device is maintaining'),
+             candidate('cn1_gpu0', 'PGPU', 'resource_class',
+                       'it offers PGPU; the group asks for FPGA')]},
+        {'group': 1, 'resources': {'PGPU': 1}, 'required': [],
+         'candidates': [
+             candidate('cn1_fpga0', 'FPGA', 'resource_class',
+                       'it offers FPGA; the group asks for PGPU'),
+             candidate('cn1_gpu0', 'PGPU', 'no_capacity',
+                       'used 1 of 1 (0 reserved); the group asks for 1')]},
+    ]}
+
+
+@pytest.mark.parametrize('argv, url', [
+    (['fpga'], ROOT + '/v2/device_profiles/fpga/candidates'),
+    (['my profile/1', '--member-of', 'in:a,b'],
+     ROOT + '/v2/device_profiles/my%20profile%2F1/candidates'
+     '?member_of=in%3Aa%2Cb'),
+])
+def test_device_profile_explain_shows_every_deployable(argv, url):
+    (headings, rows), calls = run(explain.ExplainDeviceProfile, argv,
+                                  response(200, EXPLAINED))
+    assert [(c.method, c.url, c.body) for c in calls] == [
+        ('GET', url, NO_BODY)]
+    assert calls[0].headers.items() >= EXPLAIN.items()
+    assert headings == ('Group', 'Deployable', 'Host', 'Resource Class',
+                        'Schedulable', 'Reason', 'Detail')
+    assert [plain(row) for row in rows] == [
+        (0, 'cn1_fpga0', 'cn1', 'FPGA', True, '', ''),
+        (0, 'cn1_fpga1', 'cn1', 'FPGA', False, 'device_not_ready',
+         'its device is maintaining'),
+        (0, 'cn1_gpu0', 'cn1', 'PGPU', False, 'resource_class',
+         'it offers PGPU; the group asks for FPGA'),
+        (1, 'cn1_fpga0', 'cn1', 'FPGA', False, 'resource_class',
+         'it offers FPGA; the group asks for PGPU'),
+        (1, 'cn1_gpu0', 'cn1', 'PGPU', False, 'no_capacity',
+         'used 1 of 1 (0 reserved); the group asks for 1')]
+
+
+def test_device_profile_explain_of_one_group():
+    (_headings, rows), _calls = run(explain.ExplainDeviceProfile,
+                                    ['fpga', '--group', '1'],
+                                    response(200, EXPLAINED))
+    assert [(row[0], row[1], row[5]) for row in rows] == [
+        (1, 'cn1_fpga0', 'resource_class'), (1, 'cn1_gpu0', 'no_capacity')]
+
+
+def test_device_profile_explain_of_a_cloud_without_deployables():
+    body = dict(EXPLAINED, groups=[{'group': 0, 'resources': {'FPGA': 1},
+                                    'required': [], 'candidates': []}])
+    (_headings, rows), _calls = run(explain.ExplainDeviceProfile, ['fpga'],
+                                    response(200, body))
+    assert list(rows) == []
+
+
+@pytest.mark.parametrize('status, text', [
+    (404, 'Device profile nope could not be found.'),
+    (400, 'Invalid input: member_of takes an aggregate uuid'),
+    (503, 'Placement is unavailable: [placement] is not configured on the '
+          'conductor'),
+    (404, 'GET /v2/device_profiles/{uuid_or_name}/candidates exists from '
+          'microversion 2.8'),
+])
+def test_device_profile_explain_shows_the_api_refusal(status, text):
+    with pytest.raises(errors.ApiError) as caught:
+        run(explain.ExplainDeviceProfile, ['nope', '--member-of', 'x'],
+            fault(status, text))
+    assert caught.value.status == status
+    assert text in str(caught.value)
+
+
+def test_device_profile_explain_group_must_be_a_number():
+    command = explain.ExplainDeviceProfile(mock.Mock(), None)
+    with pytest.raises(SystemExit):
+        command.get_parser('openstack test').parse_args(
+            ['fpga', '--group', 'first'])
 
 
 # --- units ------------------------------------------------------------------
