@@ -232,3 +232,15 @@ def test_without_placement_configured_it_is_a_503(cloud, ctx, override):
         explain.explain(ctx, 'fpga', 'p1')
     assert '[placement] is not configured on the conductor' in (
         caught.value.message)
+
+
+def test_a_conductor_given_a_placement_client_asks_it(cloud, ctx, override):
+    """cyborg-all-in-one hands its conductor the embedded Placement's
+    client; [placement] is then not needed."""
+    from cyborg.conductor import manager
+
+    override('auth_type', None, group='placement')
+    conductor = manager.ConductorManager('ctl', placement=cloud)
+    body = conductor.explain_profile(ctx, 'fpga', 'p1')
+    assert cloud.queries == [({'FPGA': 1}, [], None)]
+    assert {c['reason'] for c in body['groups'][0]['candidates']} == {None}
