@@ -271,6 +271,26 @@ class InvalidReport(Invalid):
     msg_fmt = 'The report of host %(host)s was ignored: %(reason)s.'
 
 
+class DeviceModeNotOffered(Invalid):
+    msg_fmt = ('Device %(uuid)s does not offer the mode %(mode)s; it offers '
+               '%(modes)s.')
+
+
+class DeviceModeInUse(Conflict):
+    msg_fmt = ('Device %(uuid)s cannot change its mode while accelerator '
+               'requests are bound to it: %(arqs)s.')
+
+
+class DeviceHoldsVgpus(Conflict):
+    msg_fmt = ('Device %(uuid)s still holds the mediated devices %(mdevs)s; '
+               'it cannot change its mode until they are removed.')
+
+
+class DeviceModeSwitchFailed(Conflict):
+    msg_fmt = ('Device %(uuid)s could not change to the mode %(mode)s: '
+               '%(reason)s')
+
+
 class DeviceStateConflict(Conflict):
     msg_fmt = ('Device %(uuid)s is %(status)s; it must be %(expected)s to '
                '%(action)s it.')

@@ -35,6 +35,9 @@ CONDUCTOR_OBJECTS = {
     # No object changed; explain_profile is new.
     '1.11': dict(_BASE, Deployable='1.2', Device='1.3', Service='1.2',
                  Accelerator='1.0', **_ARQS),
+    # Device 1.4 (mode, modes); set_device_mode.
+    '1.12': dict(_BASE, Deployable='1.2', Device='1.4', Service='1.2',
+                 Accelerator='1.0', **_ARQS),
 }
 
 

@@ -18,6 +18,9 @@ LIMITS_MICROVERSION = '2.7'
 # NOTE(client): GET /v2/device_profiles/{uuid_or_name}/candidates appeared
 # in this one.
 EXPLAIN_MICROVERSION = '2.8'
+# NOTE(client): a device's mode and modes, and POST /v2/devices/{uuid}/mode,
+# appeared in this one.
+MODE_MICROVERSION = '2.9'
 
 # NOTE(client): catalogs and --os-endpoint usually name a versioned
 # endpoint (.../v2) while these commands speak to both /v1 and /v2, so the
@@ -162,6 +165,25 @@ class Client:
         response = self.request('GET', path,
                                 microversion=EXPLAIN_MICROVERSION)
         return _items(response, 'groups')
+
+    # --- device partition modes (v2, MODE_MICROVERSION) -----------------
+
+    def get_device(self, uuid: str) -> dict[str, Any]:
+        """A device as 2.9 shows it, with its ``mode`` and ``modes``."""
+        response = self.request('GET', self._device_path(uuid),
+                                microversion=MODE_MICROVERSION)
+        return _json(response)
+
+    def set_device_mode(self, uuid: str, mode: str) -> dict[str, Any]:
+        """Switch a device to one of its modes; the device afterwards."""
+        response = self.request('POST', self._device_path(uuid) + '/mode',
+                                body={'mode': mode},
+                                microversion=MODE_MICROVERSION)
+        return _json(response)
+
+    @staticmethod
+    def _device_path(uuid: str) -> str:
+        return '/v2/devices/%s' % _quote(uuid)
 
     # --- accelerators (v1) ----------------------------------------------
 

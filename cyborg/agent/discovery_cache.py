@@ -5,6 +5,7 @@
 # - the enabled drivers: their entry points, the objects themselves and
 #   their discover functions, so enabling, disabling, updating (a new
 #   object) or patching one misses;
+# - the partition modes the operator chose (agent/modes.py);
 # - the value of every registered option, so a reload or an override
 #   misses (nvidia_gpu reads enabled_vgpu_types on each pass, intel_qat
 #   its extra ids when built);
@@ -72,10 +73,16 @@ class Key:
     drivers: tuple
     options: tuple
     tree: fingerprint.Fingerprint
+    #: The partition modes chosen: ``((driver, address, mode), ...)``.
+    modes: tuple = ()
 
     @classmethod
-    def of(cls, drivers, root=None):
-        """The key of a pass now; None when this pass cannot be cached."""
+    def of(cls, drivers, root=None, modes=None):
+        """The key of a pass now; None when this pass cannot be cached.
+
+        :param modes: the chosen partition modes, ``{driver: {address:
+            mode}}``.
+        """
         options = option_values()
         if options is None:
             return None
@@ -83,10 +90,14 @@ class Key:
                                        watched_files(drivers))
         if tree.racy:
             return None
-        return cls(_identities(drivers), options, tree)
+        chosen = tuple(sorted((driver, address, mode)
+                              for driver, by in (modes or {}).items()
+                              for address, mode in by.items()))
+        return cls(_identities(drivers), options, tree, chosen)
 
     def same(self, other):
         return (other is not None and self.options == other.options
+                and self.modes == other.modes
                 and self.tree == other.tree
                 and len(self.drivers) == len(other.drivers)
                 and all(a[0] == b[0] and a[1] is b[1] and a[2] is b[2]

@@ -13,6 +13,7 @@ from cyborg import exception
 from cyborg.agent import cache as report_cache
 from cyborg.agent import driver_ops
 from cyborg.agent import metrics
+from cyborg.agent import modes as agent_modes
 from cyborg.agent import placement as agent_placement
 from cyborg.agent import reporting
 from cyborg.agent import resource_tracker
@@ -27,18 +28,22 @@ LOG = logging.getLogger(__name__)
 BINARY = 'cyborg-agent'
 
 
-class AgentManager(reporting.Reporter):
+class AgentManager(reporting.Reporter, agent_modes.ModeSwitcher):
     """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
 
-    target = messaging.Target(version='1.8')
+    target = messaging.Target(version='1.9')
 
     def __init__(self, host, tracker=None, placement=None):
         self.host = host
         self.driver_choices = driver_ops.DriverChoices(host)
+        #: The partition modes chosen for this host's devices.
+        self.modes = agent_modes.ModeStore(os.path.join(
+            CONF.state_path, agent_modes.state_file(host)))
         # NOTE(agent): drivers load here, before the service binds anything,
         # so an unknown driver name stops the process at once.
         self.tracker = tracker or resource_tracker.ResourceTracker(
             host, self.driver_choices.names())
+        self.tracker.modes = self.modes
         self.cache = report_cache.ReportCache(os.path.join(
             CONF.state_path, 'agent-%s-inventory.json' % host))
         self.handles = report_cache.HandleCache(os.path.join(
@@ -234,6 +239,29 @@ class AgentManager(reporting.Reporter):
         LOG.info('Deployable %s %s', deployable_name,
                  'scrubbed' if done else 'had nothing to scrub')
         return {'scrubbed': done}
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def set_device_mode(self, context, driver_name: str, address: str,
+                        mode: str) -> dict:
+        """RPC (1.9): put a device of this host in a partition mode.
+
+        Refused while the device holds a mediated device. The mode is
+        kept, the device discovered again and its providers rearranged in
+        Placement in one reshape; then a report pass brings the conductor
+        up to date before this returns. All under the report lock.
+
+        :param address: the PCI address of the device's control path.
+        :returns: ``{'mode', 'modes', 'changed', 'deployables'}``: the
+            device's mode and modes now, whether anything changed, the
+            names of its deployables.
+        :raises DeviceModeNotOffered: no device of the driver there, or
+            it does not offer ``mode``.
+        :raises DeviceHoldsVgpus: it holds vGPUs (``mdevs`` names them).
+        :raises DeviceModeSwitchFailed: Placement refused; the device
+            keeps its mode.
+        :raises DriverError: the driver is not enabled, or failed.
+        """
+        return self._switch_mode(driver_name, address, mode)
 
     # --- Attach to a host, and drivers (1.4) -------------------------------
 

@@ -39,17 +39,29 @@ class Reporter:
             answer.
         """
         with self._lock:
-            host_report, failed = self.tracker.discover()
-            self._found = {report_cache.key_of(dev): dev
-                           for dev in host_report.devices}
-            primitives = host_report.to_primitive()['devices']
-            changed, removed, current = self.cache.diff(primitives, failed)
-            self._current = current
-            context = cyborg_context.get_admin_context()
-            result, conductor_delay = self._report_to_conductor(
-                context, changed, removed, current, failed)
-            placement_delay = self._sync_placement(
-                context, current, statuses_fresh=result is not None)
+            passed = self._report_locked()
+        return self._after_report(*passed)
+
+    def _report_locked(self):
+        """The part of a report pass that holds ``_lock``: discovery, the
+        conductor, Placement. Its value is for ``_after_report``."""
+        host_report, failed = self.tracker.discover()
+        self._found = {report_cache.key_of(dev): dev
+                       for dev in host_report.devices}
+        primitives = host_report.to_primitive()['devices']
+        changed, removed, current = self.cache.diff(primitives, failed)
+        self._current = current
+        context = cyborg_context.get_admin_context()
+        result, conductor_delay = self._report_to_conductor(
+            context, changed, removed, current, failed)
+        placement_delay = self._sync_placement(
+            context, current, statuses_fresh=result is not None)
+        return context, result, conductor_delay, placement_delay
+
+    def _after_report(self, context, result, conductor_delay,
+                      placement_delay):
+        """What a pass does once ``_lock`` is released: what the
+        conductor's answer asks for; returns ``report``'s value."""
         if result is not None:
             self.last_result = result
             self._activate(context, result.get('activate', ()))

@@ -66,8 +66,11 @@ def load_drivers(names):
 class ResourceTracker:
     """Runs discovery on every enabled driver of this host."""
 
-    def __init__(self, host, driver_names=None):
+    def __init__(self, host, driver_names=None, modes=None):
         self.host = host
+        #: Where the chosen partition modes are kept (a
+        #: ``modes.ModeStore``); None: none are.
+        self.modes = modes
         names = (CONF.agent.enabled_drivers if driver_names is None
                  else driver_names)
         self.drivers = load_drivers(names)
@@ -115,13 +118,14 @@ class ResourceTracker:
             whose discovery raised; their devices are absent from the report
             and the conductor must keep what it knows of them.
         """
-        key = (discovery_cache.Key.of(self.drivers)
+        chosen = self.modes.mapping() if self.modes is not None else {}
+        key = (discovery_cache.Key.of(self.drivers, modes=chosen)
                if self.cache.enabled() else None)
         found = self.cache.lookup(key)
         self.last_pass_cached = found is not None
         failed = []
         if found is None:
-            found, failed = self._run_drivers()
+            found, failed = self._run_drivers(chosen)
             self.cache.store(None if failed else key, found)
         host_report = report.HostReport(host=self.host)
         for driver, devices in found:
@@ -130,8 +134,8 @@ class ResourceTracker:
                     _copy(device, self._health(driver, device)))
         return host_report, failed
 
-    def _run_drivers(self):
-        ctx = base.DiscoveryContext(self.host)
+    def _run_drivers(self, modes=None):
+        ctx = base.DiscoveryContext(self.host, modes=modes)
         found, failed = [], []
         for name, driver in self.drivers.items():
             try:
@@ -177,6 +181,7 @@ def _copy(device, health_fields):
         std_board_info=dict(device.std_board_info),
         vendor_board_info=dict(device.vendor_board_info),
         services=list(device.services), warnings=list(device.warnings),
+        modes=list(device.modes),
         deployables=[_clone(
             dep, traits=list(dep.traits), attach_handles=[
                 _clone(handle, attach_info=dict(handle.attach_info))

@@ -40,13 +40,14 @@ class AgentAPI:
       outcomes with its next report (``installed``).
     * 1.7 - device_metrics: the latest telemetry sample of one device.
     * 1.8 - scrub_deployable: clean a deployable between tenants.
+    * 1.9 - set_device_mode: put a device in a partition mode.
 
     ``[upgrade_levels] agent`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
     form where one exists. Arguments are plain values, no objects.
     """
 
-    RPC_API_VERSION = '1.8'
+    RPC_API_VERSION = '1.9'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -213,3 +214,32 @@ class AgentAPI:
                           driver_name=driver_name, cpid_type=cpid_type,
                           cpid_info=cpid_info,
                           deployable_name=deployable_name)
+
+    def set_device_mode(self, context, host: str, driver_name: str,
+                        address: str, mode: str, timeout=None) -> dict:
+        """Put a device of ``host`` in a partition mode: its providers are
+        rearranged in Placement in one step, and the conductor holds its
+        new deployables before this returns.
+
+        :param address: the PCI address of the device's control path
+            (``0000:5e:00.0``; its control path info, a dict or its JSON,
+            also does).
+        :param mode: one of the device's ``modes``.
+        :param timeout: seconds to wait; ``[conductor] agent_rpc_timeout``
+            when None.
+        :returns: ``{'mode', 'modes', 'changed': bool, 'deployables':
+            [names]}`` of the device now.
+        :raises DeviceModeNotOffered: no device of ``driver_name`` at
+            ``address``, or it does not offer ``mode``.
+        :raises DeviceHoldsVgpus: the device holds vGPUs.
+        :raises DeviceModeSwitchFailed: Placement refused the new
+            arrangement; the device keeps its mode.
+        :raises DriverError: the driver is not enabled there, or failed.
+        :raises RPCVersionCapped: [upgrade_levels] agent is before 1.9.
+        """
+        cctxt = self._prepare(
+            host, '1.9', 'set_device_mode',
+            timeout=timeout or CONF.conductor.agent_rpc_timeout)
+        return cctxt.call(context, 'set_device_mode',
+                          driver_name=driver_name, address=address,
+                          mode=mode)

@@ -48,6 +48,9 @@ VERSIONS = (
     VersionNote('2.8', 'GET /v2/device_profiles/{uuid_or_name}/candidates: '
                        'why each deployable can or cannot serve each '
                        'group of the profile.'),
+    VersionNote('2.9', 'Partition modes: devices show mode and modes; POST '
+                       '/v2/devices/{uuid}/mode switches a device to '
+                       'another of its modes.'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)

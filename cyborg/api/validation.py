@@ -405,3 +405,13 @@ def member_of(value):
             reason='member_of takes an aggregate uuid, or "in:" and '
                    'aggregate uuids separated by commas, not %r' % value)
     return (_IN if text.startswith(_IN) else '') + ','.join(uuids)
+
+
+#: POST /v2/devices/{uuid}/mode.
+DEVICE_MODE = {
+    'type': 'object',
+    'properties': {'mode': {'type': 'string', 'minLength': 1,
+                            'maxLength': 255}},
+    'required': ['mode'],
+    'additionalProperties': False,
+}

@@ -20,6 +20,10 @@ MICROVERSION = '1.26'
 #: Allocation candidates as Nova's scheduler asks for them: nested
 #: providers (1.29), forbidden traits (1.22) and member_of in: (1.24).
 CANDIDATES_MICROVERSION = '1.36'
+
+#: POST /reshaper: inventories of several providers (and the allocations
+#: on them) replaced in one transaction (1.30).
+RESHAPER_MICROVERSION = '1.30'
 _UNKNOWN_NAMES = ('No such trait', 'No such resource class')
 
 _INVENTORY_IN_USE = 'placement.inventory.inuse'
@@ -97,8 +101,11 @@ class PlacementClient:
             raise exception.PlacementGenerationConflict(
                 uuid=url.split('/')[2] if url.count('/') > 2 else url)
         if code == _INVENTORY_IN_USE:
+            # NOTE(placement): /reshaper names no provider in its URL; the
+            # detail says which.
             raise exception.PlacementInventoryInUse(
-                uuid=url.split('/')[2], detail=detail)
+                uuid=url.split('/')[2] if url.count('/') > 1 else url,
+                detail=detail)
         raise exception.PlacementError(method=method, url=url,
                                        status=response.status_code,
                                        detail=detail, code=code)
@@ -195,6 +202,28 @@ class PlacementClient:
         if response.status_code == 404:
             return []
         return sorted(response.json()['allocations'])
+
+    def reshape(self, inventories, allocations):
+        """Replace the inventories of several providers, and the
+        allocations of the consumers on them, in one transaction.
+
+        :param inventories: provider uuid -> ``{'resource_provider_generation':
+            ..., 'inventories': {class: inventory}}``, the whole inventory
+            each provider is to have (``{}``: none at all).
+        :param allocations: consumer uuid -> the whole of its allocations
+            after the reshape, as ``POST /allocations`` takes them; ``{}``
+            when no consumer's allocations change.
+        :raises PlacementInventoryInUse: an inventory removed or shrunk is
+            allocated.
+        :raises PlacementGenerationConflict: a provider or consumer
+            changed meanwhile.
+        :raises PlacementError: any other refusal (400: a provider or class
+            unknown, 409: allocations that do not fit).
+        """
+        self._request('POST', '/reshaper',
+                      {'inventories': inventories,
+                       'allocations': allocations},
+                      ok=(204,), microversion=RESHAPER_MICROVERSION)
 
     # --- Allocation candidates ---------------------------------------------
 

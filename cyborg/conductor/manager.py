@@ -23,6 +23,7 @@ from cyborg.conductor import hostwork
 from cyborg.conductor import indirection
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
+from cyborg.conductor import modes
 from cyborg.conductor import quota
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.conductor import scrub
@@ -34,6 +35,7 @@ from cyborg.notifications import arq as arq_notifications
 from cyborg.notifications import base as notifications
 from cyborg.objects import base as objects_base
 from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import device as device_obj
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
@@ -51,7 +53,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.11')
+    target = messaging.Target(version='1.12')
 
     def __init__(self, host, placement=None):
         self.host = host
@@ -198,6 +200,12 @@ class ConductorManager:
     def drain_device(self, context, uuid):
         device = lifecycle.drain(context, uuid)
         return self._changed(context, device)
+
+    @messaging.expected_exceptions(exception.CyborgException)
+    def set_device_mode(self, context, uuid, mode):
+        device = modes.set_mode(context, uuid, mode, self.agent_api)
+        return device_obj.Device._from_db_object(
+            device_obj.Device(context), device, context)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def set_device_enabled(self, context, uuid, enabled):

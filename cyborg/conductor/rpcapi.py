@@ -57,6 +57,8 @@ class ConductorAPI:
     * 1.10 - get_limits: a project's quota limits and usage.
     * 1.11 - explain_profile: why each deployable can or cannot serve
       each group of a device profile.
+    * 1.12 - set_device_mode: switch a device's partition mode; Device
+      1.4 (mode, modes).
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -64,7 +66,7 @@ class ConductorAPI:
     the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
-    RPC_API_VERSION = '1.11'
+    RPC_API_VERSION = '1.12'
 
     def __init__(self, topic=None, timeout=None, retry=None,
                  reply_wait=None):
@@ -170,6 +172,17 @@ class ConductorAPI:
         cctxt = self._prepare('1.9', 'drain_device',
                               timeout=CONF.conductor.agent_rpc_timeout + 30)
         return cctxt.call(context, 'drain_device', uuid=uuid)
+
+    def set_device_mode(self, context, uuid, mode):
+        """Switch a device to one of the partition modes it offers, once
+        nothing is bound to it; the Device in its new mode.
+
+        :raises DeviceModeNotOffered, DeviceModeInUse, DeviceHoldsVgpus,
+            DeviceModeSwitchFailed, DeviceStateConflict, AgentUnavailable.
+        """
+        cctxt = self._prepare('1.12', 'set_device_mode',
+                              timeout=CONF.conductor.agent_rpc_timeout + 30)
+        return cctxt.call(context, 'set_device_mode', uuid=uuid, mode=mode)
 
     def scrub_pending(self, context, server):
         """Have conductor ``server`` scrub the deployables whose last

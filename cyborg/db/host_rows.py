@@ -326,7 +326,9 @@ def _update_device(device, reported, changes, status_changes):
                    std_board_info=_json(reported.std_board_info),
                    vendor_board_info=_json(reported.vendor_board_info),
                    driver_name=reported.driver_name,
-                   services=_json(sorted(reported.services)))
+                   services=_json(sorted(reported.services)),
+                   mode=reported.mode,
+                   modes=new_rows.modes_json(reported.modes))
     changed |= _update_health(device, reported, changes, status_changes)
     changed |= _update_warnings(device, reported.warnings)
     cpid = device.controlpath_ids[0]

@@ -16,12 +16,12 @@ DEPLOYABLE_FIELDS = ('uuid', 'parent_id', 'root_id', 'name',
                      'num_accelerators', 'device_id', 'rp_uuid',
                      'driver_name', 'bitstream_id', 'created_at',
                      'updated_at', 'cleaning_since', 'attributes_list')
-#: The columns of a devices row; ``services`` and ``health_sources`` are
-#: lists.
+#: The columns of a devices row; ``services``, ``health_sources`` and
+#: ``modes`` are lists.
 DEVICE_FIELDS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                  'vendor_board_info', 'hostname', 'status', 'status_reason',
                  'services', 'created_at', 'updated_at', 'health',
-                 'health_reason', 'health_sources')
+                 'health_reason', 'health_sources', 'mode', 'modes')
 _TIMES = ('created_at', 'updated_at', 'cleaning_since')
 
 #: The tables each list is read from.
@@ -176,7 +176,8 @@ def devices(context, **query):
     page = api.devices.paged(context, context.session.query(*columns),
                              **query)
     lists = [DEVICE_FIELDS.index('services'),
-             DEVICE_FIELDS.index('health_sources')]
+             DEVICE_FIELDS.index('health_sources'),
+             DEVICE_FIELDS.index('modes')]
     parsed = {}
 
     def encoded():

@@ -83,6 +83,11 @@ class Device(Base):
         orm.mapped_column(sa.DateTime))
     # The status a device held in error by its health returns to.
     resume_status: orm.Mapped[str | None] = orm.mapped_column(sa.String(30))
+    # The partition mode the device is in (a GPU: passthrough,
+    # vgpu:<type>, sriov-vgpu:<type>) and, as JSON, those its hardware
+    # offers; NULL for devices without modes.
+    mode: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    modes: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
 
     deployables: orm.Mapped[list['Deployable']] = orm.relationship(
         back_populates='device', cascade='all, delete-orphan',

@@ -20,7 +20,8 @@ LOG = logging.getLogger(__name__)
 _DEVICE = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
            'vendor_board_info', 'hostname', 'status', 'status_reason',
            'driver_name', 'services', 'health', 'health_reason',
-           'health_sources', 'health_since', 'resume_status')
+           'health_sources', 'health_since', 'resume_status', 'mode',
+           'modes')
 _CPID = ('uuid', 'device_id', 'cpid_type', 'cpid_info')
 _DEPLOYABLE = ('uuid', 'name', 'num_accelerators', 'device_id',
                'driver_name', 'rp_uuid')
@@ -31,6 +32,11 @@ _HANDLE = ('uuid', 'deployable_id', 'cpid_id', 'attach_type', 'attach_info',
 
 def _json(value):
     return json.dumps(value, sort_keys=True)
+
+
+def modes_json(modes):
+    """The ``modes`` column of a device: NULL for one without modes."""
+    return _json(sorted(modes)) if modes else None
 
 
 def device(host, reported, status, reason):
@@ -52,6 +58,7 @@ def device(host, reported, status, reason):
         services=_json(sorted(reported.services)), health=None,
         health_reason=None, health_sources=None, health_since=None,
         health_flaps=None, health_flaps_since=None, resume_status=None,
+        mode=reported.mode, modes=modes_json(reported.modes),
         controlpath_ids=[cpid],
         deployables=[deployable(dep, cpid) for dep in reported.deployables])
     return found

@@ -14,19 +14,36 @@ from cyborg.drivers import sysfs as sysfs_mod
 CONF = cfg.CONF
 
 
+#: Partition mode names (``report.Device.modes``): the whole device as one
+#: passthrough deployable; vGPUs of one type on the PF, time-sliced; vGPUs
+#: of one type on the SR-IOV VFs, one per VF.
+MODE_PASSTHROUGH = 'passthrough'
+MODE_VGPU = 'vgpu:'
+MODE_SRIOV_VGPU = 'sriov-vgpu:'
+
+
 class DiscoveryContext:
     """What one discovery pass gives drivers: the host and one sysfs scan.
 
     The PCI tree is read once per pass and shared by every driver.
+    ``modes`` is what the operator chose for devices that have partition
+    modes: ``{driver name: {PCI address of the device: mode}}``.
     """
 
-    def __init__(self, host, sysfs_root=None):
+    def __init__(self, host, sysfs_root=None, modes=None):
         self.host = host
         self._sysfs_root = sysfs_root
+        self.modes = modes or {}
 
     @functools.cached_property
     def sysfs(self):
         return sysfs_mod.Sysfs(self._sysfs_root)
+
+    def chosen_mode(self, driver_name, address):
+        """The mode chosen for the device at ``address`` (text or
+        ``sysfs.PciAddress``) of driver ``driver_name``; None when none
+        was, and the driver arranges the device as its options say."""
+        return (self.modes.get(driver_name) or {}).get(str(address))
 
 
 #: Health states, best to worst but for ``UNKNOWN``, which only a check
@@ -171,6 +188,13 @@ class AcceleratorDriver(abc.ABC):
             becomes failed. Default: nothing to scrub.
         """
         return False
+
+    def in_use(self, device) -> list[str]:
+        """What of ``device`` the host hands out now outside Placement's
+        view (mediated devices that exist): a partition mode switch is
+        refused while anything is. Default: nothing.
+        """
+        return []
 
     def install_driver(self):
         """Prepare the host for this driver (load a kernel module...).

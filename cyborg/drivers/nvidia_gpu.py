@@ -86,7 +86,7 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
         pfs, lost = _physical_gpus(gpus)
         devices = tools.build_each(
             self.name, pfs, lambda fn: self._device(
-                ctx.host, fn, vgpus, lost.get(fn.address, [])))
+                ctx, fn, vgpus, lost.get(fn.address, [])))
         self._warn_unmatched(vgpus)
         return devices
 
@@ -185,24 +185,77 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
                         'there offers %s', gpu_conf.vgpu_group_name(
                             vgpu_type), address, vgpu_type)
 
-    def _device(self, host, pf, vgpus, lost):
+    def in_use(self, device):
+        """The mediated devices (vGPUs) on the GPU and on its VFs."""
+        _fs, pf = pci.function_of(device, self.name)
+        found = []
+        for fn in [pf] + tools.virtual_functions(pf):
+            found += mdev.held(fn)
+        return sorted(found)
+
+    def _device(self, ctx, pf, vgpus, lost):
+        host = ctx.host
         vfs = [vf for vf in tools.virtual_functions(pf) if is_gpu(vf)]
         offered = {fn.address: fn.mdev_types() for fn in [pf] + vfs}
-        deployables, services, used = self._vgpu_deployables(
-            host, pf, vfs, vgpus, offered)
+        modes = _modes(pf, vfs, offered)
+        chosen = ctx.chosen_mode(self.name, pf.address)
+        if chosen is not None and chosen not in modes:
+            self._warn_once(
+                ('mode', pf.address, chosen),
+                'GPU %s does not offer the mode %s chosen for it (it offers '
+                '%s); its options arrange it', pf.address, chosen,
+                ', '.join(modes))
+            chosen = None
         # NOTE(gpu): a function that holds a vGPU, of an enabled type or
         # not, is busy: passing it through would pull the vGPU away.
-        used.update(address for address, types in offered.items()
-                    if any(kind.created for kind in types.values()))
-        for parent in self._pgpu_functions(pf, vfs, used):
-            deployables.append(self._pgpu(host, pf, parent))
-            services.append(SERVICE_PGPU)
+        busy = {address for address, types in offered.items()
+                if any(kind.created for kind in types.values())}
+        if chosen is None:
+            deployables, services, used = self._vgpu_deployables(
+                host, pf, vfs, vgpus, offered)
+            used.update(busy)
+            for parent in self._pgpu_functions(pf, vfs, used):
+                deployables.append(self._pgpu(host, pf, parent))
+                services.append(SERVICE_PGPU)
+            mode = _derived_mode(pf, vfs, offered, deployables, services)
+        else:
+            deployables, services = self._chosen(host, pf, vfs, vgpus,
+                                                 offered, chosen, busy)
+            mode = chosen
         # NOTE(gpu): every VF's defects (and those of VFs the PF lost)
         # are warnings of the GPU, whether or not a handle uses the VF.
-        return pci.device(pf, pci.device_type(pf.class_code),
-                          'NVIDIA GPU 0x%s' % pf.device_id, deployables,
-                          self.name, services=services,
-                          functions=vfs + lost)
+        device = pci.device(pf, pci.device_type(pf.class_code),
+                            'NVIDIA GPU 0x%s' % pf.device_id, deployables,
+                            self.name, services=services,
+                            functions=vfs + lost)
+        device.modes = modes
+        device.mode = mode
+        return device
+
+    def _chosen(self, host, pf, vfs, vgpus, offered, mode, busy):
+        """The deployables and services of a GPU in the chosen ``mode``,
+        whatever ``[gpu_devices]`` enables for it."""
+        # NOTE(gpu): the GPU's types count as offered and its addresses as
+        # matched: the configuration does not apply to it, which is no
+        # mistake of the configuration.
+        for fn in [pf] + vfs:
+            for type_id in offered[fn.address]:
+                vgpus.offered.add(type_id)
+                vgpus.matched_addresses.update(
+                    {(type_id, fn.address), (type_id, pf.address)})
+        if mode == base.MODE_PASSTHROUGH:
+            if busy:
+                # NOTE(gpu): vGPUs made outside this mode (by hand) still
+                # exist; the GPU waits until they are gone.
+                self._warn_once(('busy', pf.address), 'GPU %s is in mode %s '
+                                'but holds vGPUs; it is not offered',
+                                pf.address, mode)
+                return [], []
+            return [self._pgpu(host, pf, pf)], [SERVICE_PGPU]
+        type_id = mode.split(':', 1)[1]
+        deployables, services, _used = self._vgpu_deployables(
+            host, pf, vfs, _VgpuPass([(type_id, None)]), offered)
+        return deployables, services
 
     def _pgpu_functions(self, pf, vfs, used):
         """The functions of one GPU offered whole."""
@@ -269,6 +322,31 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
                               kind.name)],
             attach_handles=handles,
             driver_name=self.name)
+
+
+def _modes(pf, vfs, offered):
+    """The partition modes of one GPU: whole, or any type of its PF, or
+    any type of its VFs."""
+    modes = {base.MODE_PASSTHROUGH}
+    modes.update(base.MODE_VGPU + type_id for type_id in offered[pf.address])
+    modes.update(base.MODE_SRIOV_VGPU + type_id
+                 for vf in vfs for type_id in offered[vf.address])
+    return sorted(modes)
+
+
+def _derived_mode(pf, vfs, offered, deployables, services):
+    """The mode of what the options made of a GPU: passthrough when it is
+    offered whole, a type's mode when that one type alone is offered,
+    None otherwise."""
+    if len(deployables) != 1:
+        return None
+    if services == [SERVICE_PGPU]:
+        (handle,) = deployables[0].attach_handles
+        return (base.MODE_PASSTHROUGH
+                if pci.handle_address(handle) == pf.address else None)
+    type_id = services[0][len(SERVICE_VGPU % ''):]
+    on_vfs = any(type_id in offered[vf.address] for vf in vfs)
+    return (base.MODE_SRIOV_VGPU if on_vfs else base.MODE_VGPU) + type_id
 
 
 def _physical_gpus(gpus):

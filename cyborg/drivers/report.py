@@ -147,6 +147,13 @@ class Device:
     #: The checks that ran ('pci', 'aer', 'link', 'hwmon', 'qat', 'dfl',
     #: 'nvml'), in the order they ran.
     health_sources: list = dataclasses.field(default_factory=list)
+    #: The partition modes the hardware offers, sorted: ``passthrough``,
+    #: ``vgpu:<type>``, ``sriov-vgpu:<type>``. Empty for drivers whose
+    #: devices have one arrangement only.
+    modes: list = dataclasses.field(default_factory=list)
+    #: The mode the device is in now; None when it has no modes or its
+    #: arrangement is none of them (several vGPU types at once).
+    mode: str | None = None
 
     @property
     def key(self):
@@ -193,5 +200,9 @@ class HostReport:
                 health=dev.get('health') or (
                     'failed' if dev.get('fault') else 'ok'),
                 health_reason=dev.get('health_reason', dev.get('fault')),
-                health_sources=list(dev.get('health_sources') or [])))
+                health_sources=list(dev.get('health_sources') or []),
+                # NOTE(report): agents older than partition modes send
+                # neither: their devices have no modes.
+                modes=list(dev.get('modes') or []),
+                mode=dev.get('mode')))
         return cls(host=data['host'], devices=devices)

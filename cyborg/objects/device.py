@@ -16,12 +16,14 @@ class Device(base.CrudMixin, base.CyborgObject,
     # Version 1.2: list_view
     # Version 1.3: health, health_reason, health_sources; health_details;
     #              status draining
-    VERSION = '1.3'
+    # Version 1.4: mode, modes
+    VERSION = '1.4'
 
     _resource = 'devices'
-    _json_fields = ('services', 'health_sources')
+    _json_fields = ('services', 'health_sources', 'modes')
     _fields_since = {(1, 1): ('services', 'status_reason'),
-                     (1, 3): ('health', 'health_reason', 'health_sources')}
+                     (1, 3): ('health', 'health_reason', 'health_sources'),
+                     (1, 4): ('mode', 'modes')}
     _methods_since = {'list_view': (1, 2), 'health_details': (1, 3)}
     _older_forms = {'list_view': '_list_view_by_list',
                     'health_details': '_no_health_details'}
@@ -29,7 +31,8 @@ class Device(base.CrudMixin, base.CyborgObject,
     VIEW_FIELDS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                    'vendor_board_info', 'hostname', 'status',
                    'status_reason', 'services', 'created_at', 'updated_at',
-                   'health', 'health_reason', 'health_sources')
+                   'health', 'health_reason', 'health_sources', 'mode',
+                   'modes')
     #: The service whose heartbeats say when a device was last checked.
     AGENT_BINARY = 'cyborg-agent'
 
@@ -50,6 +53,10 @@ class Device(base.CrudMixin, base.CyborgObject,
         'health_reason': fields.StringField(nullable=True),
         'health_sources': fields.ListOfStringsField(nullable=False,
                                                     default=[]),
+        # NOTE(objects): the partition mode (a GPU: passthrough,
+        # vgpu:<type>, sriov-vgpu:<type>) and those it offers.
+        'mode': fields.StringField(nullable=True),
+        'modes': fields.ListOfStringsField(nullable=False, default=[]),
     }
 
     def obj_make_compatible(self, primitive, target_version):
@@ -77,7 +84,8 @@ class Device(base.CrudMixin, base.CyborgObject,
         # Device 1.2 has no health fields, which the API then leaves out.
         return base.view_rows(cls.list(context, **query), [
             name for name in cls.VIEW_FIELDS
-            if name not in cls._fields_since[(1, 3)]])
+            if name not in cls._fields_since[(1, 3)] + cls._fields_since[
+                (1, 4)]])
 
     @ovo_base.remotable_classmethod
     def health_details(cls, context, hostnames=None):

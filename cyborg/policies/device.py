@@ -22,6 +22,11 @@ _RULES = [
         'Drain a device: no new bind; it is in maintenance once its bound '
         'accelerator requests have unbound (microversion 2.6).', 'POST',
         _ACTION_PATH % 'drain'),
+    base.admin_action_rule(
+        'cyborg:device:set_mode',
+        'Switch a device to another of the partition modes it offers, once '
+        'nothing is bound to it (microversion 2.9).', 'POST',
+        _ACTION_PATH % 'mode'),
     base.inventory_read_rule('cyborg:device:get_all', 'List devices.',
                              '/v2/devices'),
     base.inventory_read_rule('cyborg:device:get_one', 'Show a device.',

@@ -14,11 +14,13 @@ RESOURCE = 'devices'
 #: What a microversion shows of a device: how its status reads (None: not
 #: shown), whether the lifecycle fields (status_reason, services) are, and
 #: whether the health fields are.
-View = collections.namedtuple('View', 'status lifecycle health',
-                              defaults=(False,))
+View = collections.namedtuple('View', 'status lifecycle health modes',
+                              defaults=(False, False))
 #: The fields of a device's health (2.6).
 HEALTH_FIELDS = ('health', 'health_reason', 'health_sources',
                  'health_checked_at', 'affected_arqs')
+#: The fields of a device's partition mode (2.9).
+MODE_FIELDS = ('mode', 'modes')
 #: Most hosts a list names when it asks for their devices' health details;
 #: beyond, it asks for every host's.
 _MOST_HOSTS = 500
@@ -54,6 +56,8 @@ VIEWS = microversion.ByVersion({
     '2.3': View(status=upstream_status, lifecycle=False),
     '2.4': View(status=_lifecycle_status, lifecycle=True),
     '2.6': View(status=_status_2_6, lifecycle=True, health=True),
+    '2.9': View(status=_status_2_6, lifecycle=True, health=True,
+                modes=True),
 })
 
 
@@ -95,12 +99,14 @@ class Device(base.APIBase):
     health_sources = [wtypes.text]
     health_checked_at = wtypes.text
     affected_arqs = [wtypes.text]
+    mode = wtypes.text
+    modes = [wtypes.text]
     links = wtypes.wsattr([link.Link], readonly=True)
 
     _wsme_attr_order = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                         'vendor_board_info', 'hostname', 'status',
                         'status_reason', 'services') + HEALTH_FIELDS + (
-                        'created_at', 'updated_at', 'links')
+                        MODE_FIELDS) + ('created_at', 'updated_at', 'links')
 
     _object_fields = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                      'vendor_board_info', 'hostname')
@@ -127,6 +133,10 @@ class Device(base.APIBase):
                 else None for name in ('uuid', 'hostname', 'health',
                                        'health_reason', 'health_sources')},
                 details or {'checked': {}, 'affected': {}}))
+        if view.modes:
+            extra['mode'] = obj.mode if obj.obj_attr_is_set('mode') else None
+            extra['modes'] = list(obj.modes) if obj.obj_attr_is_set(
+                'modes') else []
         return super().from_object(obj, **extra)
 
 
@@ -149,6 +159,10 @@ def list_body(rows, view=None, details=None):
         hidden.add('status')
     if not view.lifecycle:
         hidden.update(('status_reason', 'services'))
+    if not view.modes:
+        hidden.update(MODE_FIELDS)
+    # NOTE(devices): a conductor older than Device 1.4 lists no modes.
+    hidden.update(set(MODE_FIELDS) - set(rows['fields']))
     shown = [name for name in Device._wsme_attr_order[:-1]
              if name not in hidden]
     items = list(base.view_items(rows, shown, RESOURCE, bookmark=False))

@@ -29,9 +29,9 @@ PCI = {'domain': '0000', 'bus': '0c', 'device': '00', 'function': '0'}
 # --- The two CLIs ------------------------------------------------------------
 
 
-@pytest.fixture(scope='session')
-def cli_venvs():
-    """{flavour: its ``openstack``}, built by tools/cli-venvs.sh if needed."""
+def build_cli_venvs():
+    """{flavour: its ``openstack``}, built by tools/cli-venvs.sh if needed
+    (at once when they are built already)."""
     built = subprocess.run(
         ['bash', os.path.join(REPO, 'tools', 'cli-venvs.sh'), *FLAVOURS],
         env=dict(os.environ, PYTHON=sys.executable), capture_output=True,
@@ -40,6 +40,11 @@ def cli_venvs():
         built.returncode, built.stdout, built.stderr[-20000:])
     return {name: os.path.join(REPO, '.cli-venvs', name, 'bin', 'openstack')
             for name in FLAVOURS}
+
+
+@pytest.fixture(scope='session')
+def cli_venvs():
+    return build_cli_venvs()
 
 
 class Cli:

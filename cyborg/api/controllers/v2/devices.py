@@ -1,5 +1,7 @@
 """``/v2/devices``: list, show, enable, disable, (2.4) activate, (2.6)
-metrics and drain."""
+metrics and drain, (2.9) partition mode."""
+
+import json
 
 from oslo_utils import uuidutils
 import pecan
@@ -12,6 +14,7 @@ from cyborg import policy
 from cyborg.api import expose
 from cyborg.api import microversion
 from cyborg.api import paging
+from cyborg.api import validation
 from cyborg.api.types import base as types_base
 from cyborg.api.types import device as device_types
 from cyborg.api.types import metrics as metrics_types
@@ -26,7 +29,7 @@ _QUERY_PARAMS = ('type', 'vendor', 'hostname', 'filters.field',
 _SORT_KEYS = ('id', 'uuid', 'type', 'vendor', 'model', 'hostname',
               'status', 'created_at', 'updated_at')
 #: POST /v2/devices/{uuid}/<action>.
-ACTIONS = ('enable', 'disable', 'activate', 'drain')
+ACTIONS = ('enable', 'disable', 'activate', 'drain', 'mode')
 
 
 def _list_filters(type_, vendor, hostname, legacy):
@@ -113,7 +116,7 @@ class DevicesController(rest.RestController):
     @expose.expose(device_types.Device, wtypes.text, wtypes.text, path=2)
     def post(self, uuid=None, action=None):
         """``POST /v2/devices/{uuid}/<action>``: enable, disable, (2.4)
-        activate and (2.6) drain."""
+        activate, (2.6) drain and (2.9) mode."""
         if uuid is None:
             pecan.abort(405)
         call = getattr(self, '_%s' % action, None) if action in (
@@ -146,6 +149,20 @@ class DevicesController(rest.RestController):
         device = conductor_rpcapi.for_api().activate_device(context,
                                                                  uuid)
         return device_types.Device.from_object(device)
+
+    @microversion.versioned('2.9')
+    def _mode(self, context, uuid):
+        """``{"mode": ...}``: switch the device to one of its ``modes``
+        once nothing is bound to it; the device in its new mode."""
+        policy.authorize('cyborg:device:set_mode', None, context)
+        request = pecan.request
+        body = json.loads(request.body) if request.body else None
+        validation.validate(validation.DEVICE_MODE, body)
+        device = conductor_rpcapi.for_api().set_device_mode(
+            context, uuid, body['mode'])
+        return device_types.Device.from_object(
+            device, device_types.VIEWS(), device_types.health_details(
+                context, device_obj.Device, [device.hostname]))
 
     @microversion.versioned('2.6')
     def _drain(self, context, uuid):

@@ -19,12 +19,14 @@ from cyborg_cli.v1 import attachments
 from cyborg_cli.v1 import drivers
 from cyborg_cli.v1 import explain
 from cyborg_cli.v1 import limits
+from cyborg_cli.v1 import modes
 from cyborg_cli.v1 import services
 from cyborg_cli.v1 import units
 
 OPS = {'OpenStack-API-Version': 'accelerator 2.5'}
 LIMITS = {'OpenStack-API-Version': 'accelerator 2.7'}
 EXPLAIN = {'OpenStack-API-Version': 'accelerator 2.8'}
+MODES = {'OpenStack-API-Version': 'accelerator 2.9'}
 UUID = '6f1c2a62-0d51-4bd4-9c07-2d0b0c8f0a11'
 INSTANCE = '0b4c3d7e-5a3c-4d8e-9f61-73e0d4a1b2c3'
 DRIVER = {'host': 'cn1', 'name': 'gpu', 'driver_name': 'nvidia_gpu_driver',
@@ -301,6 +303,84 @@ def test_device_profile_explain_group_must_be_a_number():
     with pytest.raises(SystemExit):
         command.get_parser('openstack test').parse_args(
             ['fpga', '--group', 'first'])
+
+
+# --- device partition modes -------------------------------------------------
+
+
+DEVICE = {'uuid': UUID, 'type': 'GPU', 'vendor': '10de', 'model': '1eb8',
+          'std_board_info': '{"product_id": "1eb8"}',
+          'vendor_board_info': '', 'hostname': 'cn1', 'status': 'ready',
+          'status_reason': None, 'services': [], 'health': 'ok',
+          'mode': 'passthrough',
+          'modes': ['passthrough', 'vgpu:nvidia-222', 'vgpu:nvidia-223']}
+MODE_PATH = ROOT + '/v2/devices/' + UUID
+
+
+def test_device_mode_show():
+    (names, values), calls = run(modes.ShowDeviceMode, [UUID],
+                                 response(200, DEVICE))
+    assert [(c.method, c.url, c.body) for c in calls] == [
+        ('GET', MODE_PATH, NO_BODY)]
+    assert calls[0].headers.items() >= MODES.items()
+    assert shown(names, values) == {
+        'uuid': UUID, 'hostname': 'cn1', 'mode': 'passthrough',
+        'modes': ['passthrough', 'vgpu:nvidia-222', 'vgpu:nvidia-223']}
+    # NOTE(tests): a table lists the modes on one line, by commas.
+    assert values[3].human_readable() == (
+        'passthrough, vgpu:nvidia-222, vgpu:nvidia-223')
+
+
+def test_device_mode_show_of_a_device_without_modes():
+    device = dict(DEVICE, type='FPGA', mode=None, modes=[])
+    (names, values), _calls = run(modes.ShowDeviceMode, [UUID],
+                                  response(200, device))
+    assert shown(names, values) == {'uuid': UUID, 'hostname': 'cn1',
+                                    'mode': None, 'modes': []}
+
+
+def test_device_mode_show_quotes_the_device():
+    _result, calls = run(modes.ShowDeviceMode, ['a/b c'],
+                         response(200, DEVICE))
+    assert calls[0].url == ROOT + '/v2/devices/a%2Fb%20c'
+
+
+def test_device_mode_set_shows_the_device_in_its_new_mode():
+    switched = dict(DEVICE, mode='vgpu:nvidia-222')
+    (names, values), calls = run(modes.SetDeviceMode,
+                                 [UUID, 'vgpu:nvidia-222'],
+                                 response(200, switched))
+    assert [(c.method, c.url, c.body) for c in calls] == [
+        ('POST', MODE_PATH + '/mode', {'mode': 'vgpu:nvidia-222'})]
+    assert calls[0].headers.items() >= MODES.items()
+    assert shown(names, values) == {
+        'uuid': UUID, 'hostname': 'cn1', 'status': 'ready',
+        'mode': 'vgpu:nvidia-222',
+        'modes': ['passthrough', 'vgpu:nvidia-222', 'vgpu:nvidia-223']}
+
+
+@pytest.mark.parametrize('status, text', [
+    (409, 'Device %s cannot change its mode while accelerator requests are '
+          'bound to it: 0b4c3d7e-5a3c-4d8e-9f61-73e0d4a1b2c3.' % UUID),
+    (409, 'Device %s could not change to the mode vgpu:nvidia-222: '
+          'placement refused the reshape' % UUID),
+    (400, 'Device %s does not offer the mode vgpu:nvidia-999; it offers '
+          'passthrough, vgpu:nvidia-222.' % UUID),
+    (503, 'The agent of host cn1 did not answer: MessagingTimeout'),
+    (404, 'POST /v2/devices/{uuid}/mode exists from microversion 2.9'),
+])
+def test_device_mode_set_shows_the_api_refusal(status, text):
+    with pytest.raises(errors.ApiError) as caught:
+        run(modes.SetDeviceMode, [UUID, 'vgpu:nvidia-999'],
+            fault(status, text))
+    assert caught.value.status == status
+    assert str(caught.value) == text
+
+
+def test_device_mode_set_needs_a_mode():
+    command = modes.SetDeviceMode(mock.Mock(), None)
+    with pytest.raises(SystemExit):
+        command.get_parser('openstack test').parse_args([UUID])
 
 
 # --- units ------------------------------------------------------------------

@@ -8,23 +8,13 @@ from cyborg import states
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.db import arqs as arq_db
-from cyborg.drivers import base
-from cyborg.drivers import fake
-from cyborg.drivers import report
 from cyborg.objects import device as device_obj
 from cyborg.tests import arq_rows
 
 
 @pytest.fixture
-def device(db, ctx, override):
-    override('accelerators_per_device', 4, group='fake_driver')
-    inventory.apply_report(ctx, report.HostReport(
-        host='node1', devices=fake.FakeDriver().discover(
-            base.DiscoveryContext('node1'))))
-    (found,) = device_obj.Device.list(ctx)
-    assert lifecycle.device_db.swap_status(ctx, found.uuid, found.status,
-                                           states.DEVICE_READY)
-    return found
+def device(ready_device):
+    return ready_device
 
 
 def _status(ctx, uuid):

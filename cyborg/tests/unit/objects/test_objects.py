@@ -15,7 +15,7 @@ EXPECTED = {
     'Attribute': '1.0-dcddda2b95da6859965dbd1873716452',
     'ControlpathID': '1.0-d5cdb740fce9af883183a357b7053e4b',
     'Deployable': '1.2-95a1302eced91c2341dd4965153cea2a',
-    'Device': '1.3-55c92a218981a7ace9ca254ebd02bd86',
+    'Device': '1.4-638dbf87e9ce0ae9e484e10bf6b814ab',
     'DeviceProfile': '1.0-7b4ba29bf19a32e5612a8c4f03f2ec54',
     'Service': '1.2-5ae4245a29e69a29f976b70ff07f0fd8',
     # NOTE(objects): versioned notifications (cyborg/notifications/).
