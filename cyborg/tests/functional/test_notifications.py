@@ -26,6 +26,7 @@ from cyborg.tests import processes
 from cyborg.tests import signing
 from cyborg.tests.fixtures import gpu_fpga_hosts
 from cyborg.tests.fixtures import pci_hosts
+from cyborg.tests.functional import test_cli
 from cyborg.tests.unit.notifications import samples
 
 pytestmark = pytest.mark.functional
@@ -486,6 +487,28 @@ def test_a_failed_driver_update_arrives_on_the_error_queue(cloud):
     drivers = _call('GET', deployment.url + '/v2/drivers', 200, headers=V25,
                     params={'host': deployment.host})['drivers']
     assert {d['name']: d['enabled'] for d in drivers}[FPGA_DRIVER] is True
+
+
+def test_the_cli_says_why_a_tampered_image_is_refused(cloud):
+    """``openstack accelerator driver update --image`` with an image
+    changed after signing: the command fails with the agent's reason,
+    and no card was programmed."""
+    deployment, _consumer = cloud
+    clis = test_cli.build_cli_venvs()
+    cli = test_cli.Cli('intree', clis['intree'], deployment.url)
+    data = b'pac-green-for-every-card' * 4096
+    image = deployment.glance.add(data=signing.tampered(data),
+                                  name='tampered-green.gbs',
+                                  **deployment.signer.properties(data))
+    if os.path.exists(deployment.fpgaconf_record):
+        os.unlink(deployment.fpgaconf_record)
+    done = cli.run('accelerator', 'driver', 'update', deployment.host,
+                   FPGA_DRIVER, '--image', image)
+    assert done.returncode == 1, test_cli.explain(cli, done)
+    assert 'Image %s is refused by signature verification' % image in (
+        done.stderr)
+    assert not os.path.exists(deployment.fpgaconf_record), (
+        'fpgaconf ran on a tampered image')
 
 
 def test_driver_uninstall_is_announced(cloud):
