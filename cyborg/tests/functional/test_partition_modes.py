@@ -213,6 +213,10 @@ def test_a_t4_becomes_time_sliced_vgpus_in_one_reshape(cloud):
     assert new['rp_uuid'] == report.provider_uuid(new['name'])
     inventory = _inventory(cloud, new['rp_uuid'])
     assert (set(inventory), inventory['VGPU']['total']) == ({'VGPU'}, 16)
+    # reserved while the switch ran, offered once the device is ready
+    processes.wait_for(
+        lambda: _inventory(cloud, new['rp_uuid'])['VGPU']['reserved'] == 0,
+        TIMEOUT, interval=0.2, what='the new vGPUs to be offered')
     _placement(cloud, 'GET', '/resource_providers/%s' % old['rp_uuid'],
                404)
     _rtx_untouched(cloud)
