@@ -13,13 +13,13 @@ from cyborg import states
 from cyborg.db import drains
 from cyborg.db import models
 from cyborg.db import ownership
+from cyborg.db import quota_usage
 from cyborg.db import scrubs
 from cyborg.db import session
 from cyborg.db.session import main
 
 LOG = logging.getLogger(__name__)
 
-_RESOURCES = 'resources:'
 _UNBOUND = (states.ARQ_INITIAL, states.ARQ_UNBOUND)
 
 #: What ``finish_bind`` answers a conductor whose bind another conductor
@@ -69,8 +69,7 @@ def _scoped(stmt, project_id):
 
 def units(group):
     """How many ARQs a profile group makes: the sum of its amounts."""
-    return sum(int(value) for key, value in group.items()
-               if key.startswith(_RESOURCES))
+    return sum(quota_usage.group_demand(group).values())
 
 
 @main.writer
