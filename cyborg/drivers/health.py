@@ -69,6 +69,12 @@ class Findings:
         self.ran(source)
         self._found.append((-_RANK[state], len(self._found), state, text))
 
+    def errored(self, source: str, text: str) -> None:
+        """Record that the check ``source`` broke inside Cyborg (not on
+        the hardware): unknown, unless another finding is worse."""
+        self._found.append((-_RANK[base.UNKNOWN], len(self._found),
+                            base.UNKNOWN, text))
+
     def unreadable(self, path: str, why: str) -> None:
         """Record (and log once) a file a check could not read."""
         self._unreadable.append(os.path.basename(path))

@@ -64,7 +64,9 @@ def _now() -> float:
     return time.time()
 
 
-def _is(nvml, exc, name) -> bool:
+def is_error(nvml, exc, name) -> bool:
+    """Whether ``exc`` is the NVMLError whose return code pynvml names
+    ``name`` (such as ``NVML_ERROR_TIMEOUT``)."""
     return getattr(exc, 'value', None) == getattr(nvml, name, object())
 
 
@@ -108,7 +110,7 @@ def _drain(nvml) -> None:
         try:
             event = nvml.nvmlEventSetWait_v2(_WATCH.event_set, 0)
         except nvml.NVMLError as exc:
-            if not _is(nvml, exc, 'NVML_ERROR_TIMEOUT'):
+            if not is_error(nvml, exc, 'NVML_ERROR_TIMEOUT'):
                 LOG.debug('NVML nvmlEventSetWait_v2 failed: %s', exc)
             return
         if not event.eventType & kind:
@@ -151,9 +153,17 @@ def _state(xid):
 
 def judge(nvml, address, handle, findings) -> None:
     """Add the GPU's recent Xids that judge it to ``findings``: the
-    worst, latest one names the reason."""
+    worst, latest one names the reason.
+
+    ``handle`` None: NVML has lost the GPU. Its Xids are still judged
+    when it was watched before, since the one that says why (79, fallen
+    off the bus) comes as it goes.
+    """
     with _WATCH.lock:
-        if not _watch(nvml, address, handle):
+        if handle is None:
+            if _WATCH.nvml is not nvml or address not in _WATCH.watched:
+                return
+        elif not _watch(nvml, address, handle):
             return
         _drain(nvml)
         judged = [(xid, at, _state(xid)) for xid, at in _recent(address)]
@@ -170,6 +180,15 @@ def judge(nvml, address, handle, findings) -> None:
         text += ', %d Xid errors in %d s' % (
             len(judged), CONF.health.nvml_xid_window)
     findings.found(worst, 'nvml', text)
+
+
+def watching(address) -> bool | None:
+    """Whether the GPU at ``address`` is registered for Xid events: True,
+    False where NVML cannot deliver them for it, None when not tried."""
+    with _WATCH.lock:
+        if address in _WATCH.watched:
+            return True
+        return False if address in _WATCH.unwatched else None
 
 
 def total(nvml, address, handle) -> int | None:

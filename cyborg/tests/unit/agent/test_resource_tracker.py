@@ -81,15 +81,18 @@ def test_health_fills_the_report_and_fault_only_when_failed():
         ('unknown', 'no health check could read its files', [], None)]
 
 
-def test_a_raising_health_check_is_a_failure_with_its_reason():
+def test_a_raising_health_check_is_unknown_never_a_failure():
+    # NOTE(tests): an exception out of a check is a fault of the check,
+    # not a verdict on the device: it must not fail (and drain) it.
     def broken(device):
-        raise OSError('sysfs went away')
+        raise TypeError('bytes or integer address expected')
 
     tracker = _fake_with(broken)
     device = _only(tracker)
-    assert (device.health, device.fault) == (
-        base.FAILED, 'health check failed: sysfs went away')
-    assert device.health_reason == device.fault
+    assert (device.health, device.fault) == (base.UNKNOWN, None)
+    assert device.health_reason == (
+        'health check errored: TypeError: bytes or integer address '
+        'expected')
 
 
 def test_an_unchanged_health_sends_no_delta_and_a_change_does(tmp_path):

@@ -2,6 +2,7 @@
 
 import collections
 import logging
+import os
 import sys
 import types
 
@@ -14,6 +15,7 @@ from cyborg.drivers import nvml
 from cyborg.drivers import nvml_xid
 from cyborg.tests.fixtures import nvidia_hosts
 from cyborg.tests.fixtures import pci_hosts
+from cyborg.tests.fixtures import pcie_health
 
 GPU = nvidia_hosts.T4_FRESH
 
@@ -33,6 +35,7 @@ class FakeNvml(types.ModuleType):
     NVML_ERROR_NOT_FOUND = 6
     NVML_ERROR_DRIVER_NOT_LOADED = 9
     NVML_ERROR_TIMEOUT = 10
+    NVML_ERROR_GPU_IS_LOST = 15
     nvmlEventTypeSingleBitEccError = 0x1
     nvmlEventTypeXidCriticalError = 0x8
 
@@ -59,6 +62,8 @@ class FakeNvml(types.ModuleType):
         self.registered = {}
         #: bus ids whose driver cannot deliver Xid events.
         self.no_xid_events = set()
+        #: bus ids of GPUs NVML has lost (fallen off the bus).
+        self.lost = set()
 
     def xid(self, bus_id, number, event_type=nvmlEventTypeXidCriticalError):
         # NOTE(tests): NVML delivers only the events that happen after a
@@ -89,6 +94,12 @@ class FakeNvml(types.ModuleType):
         return self.gpus[handle]
 
     def nvmlDeviceGetHandleByPciBusId(self, bus_id):
+        # NOTE(tests): 13.x converts a str to bytes itself; the C library
+        # gets bytes either way.
+        if isinstance(bus_id, bytes):
+            bus_id = bus_id.decode()
+        if bus_id in self.lost:
+            raise self.NVMLError(self.NVML_ERROR_GPU_IS_LOST)
         if bus_id not in self.gpus:
             raise self.NVMLError(self.NVML_ERROR_NOT_FOUND)
         return bus_id
@@ -391,6 +402,63 @@ def test_a_gpu_without_xid_events_is_judged_without_them(fake_nvml, clock,
     assert caplog.text.count('cannot report the Xid errors of GPU') == 1
 
 
+def test_a_gpu_lost_off_the_bus_fails_naming_its_xid(fake_nvml, clock):
+    fake_nvml.gpu(GPU)
+    _check()
+    fake_nvml.xid(GPU, 79)
+    fake_nvml.lost.add(GPU)
+    assert _check() == base.Health(
+        base.FAILED, 'NVML: GPU is lost (has fallen off the bus); NVML: '
+        'Xid 79 (GPU has fallen off the bus) at 2026-11-26T05:40:01Z',
+        ('nvml',))
+
+
+def test_a_gpu_lost_before_it_was_watched_fails_all_the_same(fake_nvml):
+    fake_nvml.gpu(GPU)
+    fake_nvml.lost.add(GPU)
+    assert _check() == base.Health(
+        base.FAILED, 'NVML: GPU is lost (has fallen off the bus)',
+        ('nvml',))
+    assert fake_nvml.registered == {}
+
+
+def test_a_check_that_errors_is_unknown_never_failed(fake_nvml,
+                                                     monkeypatch):
+    fake_nvml.gpu(GPU)
+
+    def broken(handle, error_type, counter_type):
+        raise TypeError('bytes or integer address expected')
+
+    monkeypatch.setattr(fake_nvml, 'nvmlDeviceGetTotalEccErrors', broken,
+                        raising=False)
+    assert _check() == base.Health(
+        base.UNKNOWN, 'NVML check errored: TypeError: bytes or integer '
+        'address expected', ('nvml',))
+    assert nvml.sample(GPU) == {}
+
+
+def test_an_error_does_not_hide_a_verdict(fake_nvml, monkeypatch):
+    fake_nvml.gpu(GPU, pending=fake_nvml.NVML_FEATURE_ENABLED)
+
+    def broken(handle):
+        raise ValueError('not enough values to unpack')
+
+    monkeypatch.setattr(fake_nvml, 'nvmlDeviceGetRemappedRows', broken,
+                        raising=False)
+    found = _check()
+    assert found.state == base.DEGRADED
+    assert found.reason == ('NVML: retired pages wait for a GPU reset; NVML '
+                            'check errored: ValueError: not enough values '
+                            'to unpack')
+
+
+def test_a_call_missing_from_an_older_pynvml_loses_its_reading(fake_nvml,
+                                                                monkeypatch):
+    fake_nvml.gpu(GPU, rows=(0, 0, 0, 1))
+    monkeypatch.delattr(FakeNvml, 'nvmlDeviceGetRemappedRows')
+    assert _check() == base.Health(base.OK, None, ('nvml',))
+
+
 def test_an_xid_storm_never_holds_a_check(fake_nvml, clock):
     fake_nvml.gpu(GPU)
     _check()
@@ -441,3 +509,25 @@ def test_the_gpu_driver_metrics_prefer_nvml(fake_nvml, tmp_path,
         'temperature_celsius', 'power_watts', 'ecc_corrected_total',
         'ecc_uncorrected_total', 'xid_errors_total', 'aer_correctable_total',
         'aer_nonfatal_total', 'aer_fatal_total') if name in sample]
+
+
+def test_a_gpu_on_vfio_pci_is_judged_by_its_pci_checks(fake_nvml, tmp_path,
+                                                       override):
+    # NOTE(tests): NVML manages the GPUs on the nvidia driver only; for
+    # one on vfio-pci it answers NOT_FOUND, as the stand-in does for a
+    # bus id it does not know. The card's own PCIe checks still run.
+    driver, devices = _gpu_host(tmp_path, override)
+    fake_nvml.gpu(GPU)
+    a10 = devices[nvidia_hosts.A10_VFIO]
+    assert driver.health(a10) == base.Health(
+        base.OK, None, ('pci', 'aer', 'link'))
+    assert nvml_xid.watching(nvidia_hosts.A10_VFIO) is None
+    fn_dir = os.path.join(str(tmp_path / 'sys'), 'bus', 'pci', 'devices',
+                          nvidia_hosts.A10_VFIO)
+    pcie_health.write_aer(fn_dir, 'aer_dev_fatal',
+                          {'Surprise Down Error': 1})
+    assert driver.health(a10) == base.Health(
+        base.FAILED, 'AER fatal errors: 1', ('pci', 'aer', 'link'))
+    sample = driver.metrics(a10)
+    assert sample['aer_fatal_total'] == 1.0
+    assert 'utilization_ratio' not in sample
