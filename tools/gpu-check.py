@@ -234,6 +234,11 @@ def main(argv=None):
     if args.capture and result['gpus']:
         _capture(root, args.capture, [gpu['address']
                                       for gpu in result['gpus']])
+    return exit_code(result)
+
+
+def exit_code(result):
+    """2 without a GPU, 1 when one failed or discovery raised, else 0."""
     if not result['gpus']:
         return 2
     if result['errors'] or any(gpu['health'] == base.FAILED

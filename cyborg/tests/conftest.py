@@ -91,3 +91,31 @@ def placement(_placement_server):
     yield _placement_server
     _placement_server.faults.status = None
     _placement_server.wipe()
+
+
+@pytest.fixture(scope='session', params=['oldest', 'newest'])
+def pynvml_source(request):
+    """nvidia-ml-py's pynvml.py, in the oldest version setup.cfg accepts
+    (installed into a cache on first use) and the newest."""
+    from cyborg.tests.fixtures import pynvml_versions
+
+    return getattr(pynvml_versions, request.param)()
+
+
+@pytest.fixture
+def real_pynvml(pynvml_source):
+    """A fresh pynvml module of each version; no C library loaded yet."""
+    from cyborg.tests.fixtures import pynvml_versions
+
+    return pynvml_versions.load(pynvml_source)
+
+
+@pytest.fixture
+def libnvml(real_pynvml):
+    """A fake libnvidia-ml under the real pynvml, which ``import pynvml``
+    gives while the test runs: add GPUs with ``libnvml.gpu(address)``."""
+    from cyborg.tests.fixtures import fake_libnvml
+
+    with fake_libnvml.installed(real_pynvml) as lib:
+        with fake_libnvml.imported(real_pynvml):
+            yield lib

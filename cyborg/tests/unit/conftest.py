@@ -1,6 +1,8 @@
 """Fixtures of the unit tests: conductor and agents over the fake transport.
 """
 
+import sys
+
 import pytest
 
 from cyborg import rpc
@@ -8,8 +10,25 @@ from cyborg import service
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import manager as conductor_manager
+from cyborg.drivers import nvml
 from cyborg.drivers import sysfs
 from cyborg.tests import placement as placement_helpers
+
+
+@pytest.fixture(autouse=True)
+def _no_host_nvml(monkeypatch):
+    """No unit test reaches the NVML of the host it runs on.
+
+    NOTE(tests): test-requirements.txt installs nvidia-ml-py; on a host
+    with an NVIDIA driver its pynvml would initialise, and the GPUs of
+    the sysfs fixtures share bus ids with real ones. Tests that want a
+    pynvml put theirs in sys.modules (fake_libnvml.imported, test_nvml's
+    stand-in); None there makes ``import pynvml`` fail.
+    """
+    monkeypatch.setitem(sys.modules, 'pynvml', None)
+    nvml.forget()
+    yield
+    nvml.forget()
 
 
 @pytest.fixture(autouse=True)
