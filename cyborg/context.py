@@ -11,6 +11,12 @@ class RequestContext(oslo_context.RequestContext):
 
     def __init__(self, is_admin=None, **kwargs):
         super().__init__(is_admin=bool(is_admin), **kwargs)
+        #: When (on this process's ``time.monotonic()``) the caller of the
+        #: RPC call this context came with stops waiting; None for a
+        #: request that did not come by a call with a deadline. NOTE(rpc):
+        #: never in to_dict(): each call sends a deadline of its own
+        #: (cyborg.deadline), and a cast none.
+        self.deadline = None
 
     def to_policy_values(self):
         values = super().to_policy_values()
@@ -30,6 +36,7 @@ class RequestContext(oslo_context.RequestContext):
     def elevated(self):
         ctx = self.__class__.from_dict(self.to_dict())
         ctx.is_admin = True
+        ctx.deadline = self.deadline
         if 'admin' not in ctx.roles:
             ctx.roles = list(ctx.roles) + ['admin']
         return ctx

@@ -421,6 +421,14 @@ class DatabaseUnavailable(ServiceUnavailable):
     msg_fmt = 'The database is unavailable: %(reason)s'
 
 
+class DeadlineExceeded(ServiceUnavailable):
+    """A call's caller stopped waiting before its work was done; nothing
+    of it was written. A caller only sees it when the clocks disagree."""
+
+    msg_fmt = ('%(action)s was dropped: its caller stopped waiting for it '
+               '%(late)s seconds ago. Nothing of it was done; retry it.')
+
+
 # --- Start-up and configuration errors (never reach an API response). -------
 
 class ConfigError(CyborgException):

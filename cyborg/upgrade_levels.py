@@ -38,6 +38,12 @@ CONDUCTOR_OBJECTS = {
     # Device 1.4 (mode, modes); set_device_mode.
     '1.12': dict(_BASE, Deployable='1.2', Device='1.4', Service='1.2',
                  Accelerator='1.0', **_ARQS),
+    # Device 1.5 (offer_reason).
+    '1.13': dict(_BASE, Deployable='1.2', Device='1.5', Service='1.2',
+                 Accelerator='1.0', **_ARQS),
+    # Service 1.3 (clock_skew, read_at).
+    '1.14': dict(_BASE, Deployable='1.2', Device='1.5', Service='1.3',
+                 Accelerator='1.0', **_ARQS),
 }
 
 

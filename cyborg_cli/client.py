@@ -21,6 +21,11 @@ EXPLAIN_MICROVERSION = '2.8'
 # NOTE(client): a device's mode and modes, and POST /v2/devices/{uuid}/mode,
 # appeared in this one.
 MODE_MICROVERSION = '2.9'
+# NOTE(client): the candidates list the devices that offer nothing from
+# this one.
+OFFERS_MICROVERSION = '2.10'
+#: What a server answers a microversion newer than its own with.
+_NOT_ACCEPTABLE = 406
 
 # NOTE(client): catalogs and --os-endpoint usually name a versioned
 # endpoint (.../v2) while these commands speak to both /v1 and /v2, so the
@@ -159,11 +164,20 @@ class Client:
     def explain_profile(self, uuid_or_name: str,
                         member_of: str | None = None) -> list[dict[str, Any]]:
         """The groups of a device profile, each with every deployable
-        judged: whether it can serve the group, and why not."""
+        judged: whether it can serve the group, and why not; and, from a
+        server of 2.10 on, every device that offers nothing and why."""
         path = '/v2/device_profiles/%s/candidates%s' % (
             _quote(uuid_or_name), _query(member_of=member_of))
-        response = self.request('GET', path,
-                                microversion=EXPLAIN_MICROVERSION)
+        try:
+            response = self.request('GET', path,
+                                    microversion=OFFERS_MICROVERSION)
+        except errors.ApiError as exc:
+            # NOTE(client): a server older than 2.10 refuses the version
+            # itself; it still explains at 2.8.
+            if exc.status != _NOT_ACCEPTABLE:
+                raise
+            response = self.request('GET', path,
+                                    microversion=EXPLAIN_MICROVERSION)
         return _items(response, 'groups')
 
     # --- device partition modes (v2, MODE_MICROVERSION) -----------------

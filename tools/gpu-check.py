@@ -125,7 +125,7 @@ def check(host):
             'mode': device.mode or '(none)',
             'services': ' '.join(device.services) or '(none)',
             'deployables': _deployables(device) or ['(none)'],
-            'offer_reason': getattr(device, 'offer_reason', None) or '-',
+            'offer_reason': device.offer_reason or '-',
             'health': device.health,
             'health_reason': device.health_reason or '-',
             'health_sources': ' '.join(device.health_sources) or '(none)',

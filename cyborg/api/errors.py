@@ -10,6 +10,7 @@ wrote (keystonemiddleware's 401, the size limit's 413, pecan's 404 and
 
 import json
 
+from kombu import exceptions as kombu_exceptions
 from oslo_log import log as logging
 import oslo_messaging as messaging
 import webob
@@ -75,9 +76,13 @@ def describe(exc):
         exc = exception.ServiceUnavailable(
             reason='the conductor did not answer in time')
     elif isinstance(exc, (messaging.MessageDeliveryFailure,
-                          messaging.MessageUndeliverable)):
+                          messaging.MessageUndeliverable,
+                          kombu_exceptions.OperationalError)):
         # NOTE(errors): the message broker is unreachable (its retries
-        # are bounded by the RPC client), or no conductor listens.
+        # are bounded by the RPC client), or no conductor listens. While
+        # the broker is down, oslo.messaging's RabbitMQ driver lets
+        # kombu's OperationalError (connection refused) out of a call
+        # that needs a new connection from its pool.
         LOG.warning('The conductor could not be reached: %s', exc)
         exc = exception.ServiceUnavailable(
             reason='the conductor could not be reached')

@@ -51,6 +51,13 @@ VERSIONS = (
     VersionNote('2.9', 'Partition modes: devices show mode and modes; POST '
                        '/v2/devices/{uuid}/mode switches a device to '
                        'another of its modes.'),
+    VersionNote('2.10', 'Offer reasons: a device that offers nothing says '
+                        'why in status_reason (when its lifecycle gives no '
+                        'reason); GET /v2/device_profiles/{uuid_or_name}/'
+                        'candidates lists such devices.'),
+    VersionNote('2.11', 'GET /v2/conductors: each conductor\'s liveness, '
+                        'judged by the database server\'s clock, and how '
+                        'far its own clock is from that (clock_skew).'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)

@@ -16,6 +16,7 @@ from cyborg.api import app as api_app
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import outage
+from cyborg.conf import api as api_conf
 from cyborg.conf import key_manager as key_manager_conf
 from cyborg.db import api as dbapi
 from cyborg.db import migration
@@ -86,7 +87,7 @@ def build_services():
     services += agent_metrics.services(agent)
     services.append(service.WSGIService(
         'cyborg-api', api_app.setup_app(), CONF.api.host_ip, CONF.api.port,
-        CONF.api.workers))
+        api_conf.worker_threads(CONF)))
     return services
 
 

@@ -7,6 +7,7 @@ from oslo_config import cfg
 from cyborg import exception
 from cyborg import service
 from cyborg.api import app
+from cyborg.conf import api as api_conf
 
 CONF = cfg.CONF
 
@@ -19,7 +20,7 @@ def main(argv=None):
                                            else argv)
         server = service.WSGIService('cyborg-api', application,
                                      CONF.api.host_ip, CONF.api.port,
-                                     CONF.api.workers)
+                                     api_conf.worker_threads(CONF))
         service.run(server, on_started=lambda: print(
             'cyborg-api listening on %s' % server.url, flush=True))
     except exception.ConfigError as exc:

@@ -16,6 +16,7 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import binding
 from cyborg.conductor import inventory
 from cyborg.conductor import manager
+from cyborg.conductor import orphans
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import api as dbapi
 from cyborg.db import migration
@@ -144,6 +145,33 @@ class Checks(upgradecheck.UpgradeCommands):
             'is a release older than the one that started recording it.'
             % (this_release, _listed(older)))
 
+    def _check_clock_skew(self):
+        not_checked = self._not_checked()
+        if not_checked:
+            return not_checked
+        threshold = CONF.conductor.clock_skew_threshold
+        skewed = ['%s on %s (%+.1f s)' % (svc.binary, svc.host,
+                                          svc.clock_skew)
+                  for svc in sorted(service_obj.Service.list(
+                      cyborg_context.get_admin_context()),
+                      key=lambda s: (s.binary, s.host))
+                  if svc.is_up and svc.clock_skew is not None and
+                  abs(svc.clock_skew) > threshold]
+        if not skewed:
+            return Result(Code.SUCCESS,
+                          'Every live service that measures its clock is '
+                          'within %s seconds of the database server\'s.'
+                          % threshold)
+        return Result(
+            Code.WARNING,
+            'The clocks of these live services are further than [conductor] '
+            'clock_skew_threshold (%s s) from the database server\'s '
+            '(positive: ahead): %s. Liveness and takeover go by the '
+            'database\'s clock, so none takes work from the others, but '
+            'their logs, call deadlines and timestamps are off by that '
+            'much. Fix the hosts\' time synchronisation (NTP).'
+            % (threshold, _listed(skewed)))
+
     # --- Accelerator requests ----------------------------------------------
 
     def _check_stuck_arqs(self):
@@ -165,6 +193,29 @@ class Checks(upgradecheck.UpgradeCommands):
             '/v2/accelerator_requests?arqs=<uuid>) before upgrading.'
             % (' or '.join(sorted(states.ARQ_TRANSITIONAL)), age,
                _listed(uuids, count)))
+
+    def _check_orphan_arqs(self):
+        not_checked = self._not_checked()
+        if not_checked:
+            return not_checked
+        count, oldest, age = orphans.summary(
+            cyborg_context.get_admin_context())
+        if not count:
+            return Result(Code.SUCCESS)
+        if CONF.conductor.orphan_arq_age:
+            fix = ('Quotas do not count them, and a running conductor '
+                   'removes them within about %d seconds; if they stay, '
+                   'start a cyborg-conductor.' % orphans.INTERVAL)
+        else:
+            fix = ('[conductor] orphan_arq_age is 0, so nothing removes '
+                   'them and quotas count them: set it, or delete them '
+                   '(DELETE /v2/accelerator_requests?arqs=<uuid>).')
+        return Result(
+            Code.WARNING,
+            '%d accelerator requests are Initial with no instance for more '
+            'than %d seconds, the oldest for %d seconds: their creator gave '
+            'up on them (an API call answered 503, or a boot that failed '
+            'before binding them). %s' % (count, age, oldest, fix))
 
     # --- Policy --------------------------------------------------------------
 
@@ -220,7 +271,9 @@ class Checks(upgradecheck.UpgradeCommands):
         ('Database schema', _check_schema),
         ('Conductor liveness', _check_conductors),
         ('Service RPC versions', _check_rpc_versions),
+        ('Clock skew', _check_clock_skew),
         ('Stuck accelerator requests', _check_stuck_arqs),
+        ('Orphaned accelerator requests', _check_orphan_arqs),
         ('Policy file format', _check_policy_format),
         ('Policy rules', _check_policy_rules),
     )

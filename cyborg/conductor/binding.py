@@ -8,6 +8,7 @@ import json
 
 from oslo_log import log as logging
 
+from cyborg import deadline
 from cyborg import states
 from cyborg.conductor import quota
 from cyborg.db import arqs as arq_db
@@ -62,18 +63,33 @@ def _to_object(context, values):
     return obj
 
 
+#: An ARQ's dict (``cyborg.db.arqs._values``) as clients see it.
+to_object = _to_object
+
+
 def create(context, profile_name, project_id):
     """One ARQ per unit of each group of the named profile, all or none.
 
     :raises DeviceProfileNotFound: no profile has that name.
     :raises QuotaExceeded: the project would go over a limit; nothing is
         left written.
+    :raises DeadlineExceeded: the caller stopped waiting (the API answered
+        503); nothing is left written.
     """
     demand = quota_usage.profile_demand(context, profile_name)
     quota.check(context, project_id, demand)
     created = arq_db.create(context, profile_name, project_id)
-    quota.recheck(context, project_id, demand, lambda: arq_db.delete(
-        context, uuids=[values['uuid'] for values in created]))
+
+    def undo():
+        arq_db.delete(context, uuids=[values['uuid'] for values in created])
+    quota.recheck(context, project_id, demand, undo)
+    if deadline.passed(context):
+        # NOTE(deadline): the recheck (Keystone's limits, with unified
+        # limits) took the caller's last seconds after the commit.
+        undo()
+        raise deadline.dropped('Creating %d accelerator requests'
+                               % len(created), context.request_id,
+                               deadline.late_by(context))
     LOG.info('Created %d accelerator requests from device profile %s',
              len(created), profile_name)
     arqs = [_to_object(context, values) for values in created]

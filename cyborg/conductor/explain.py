@@ -8,7 +8,8 @@
 # and the first that fails is the one reported: the hardware's fit
 # (resource class, traits) before its state (health, drain, status,
 # scrub, agent) before what is left of it (capacity) before the caller's
-# own quota. Placement is read, never written.
+# own quota. Placement is read, never written. After the deployables come
+# the devices that have none, each with the reason its driver gave.
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
@@ -36,10 +37,17 @@ AGENT_DOWN = 'agent_down'
 NO_CAPACITY = 'no_capacity'
 QUOTA = 'quota_exhausted'
 NOT_OFFERED = 'not_offered'
+#: A device with no deployable at all; its detail is the device's offer
+#: reason. Not a check of a deployable: it comes after them.
+OFFERS_NOTHING = 'device_offers_nothing'
 #: Every reason, in the order the checks run.
 REASONS = (RESOURCE_CLASS, TRAIT_MISSING, TRAIT_FORBIDDEN, HEALTH_FAILED,
            DRAINING, NOT_READY, CLEANING, AGENT_DOWN, NO_CAPACITY, QUOTA,
-           NOT_OFFERED)
+           NOT_OFFERED, OFFERS_NOTHING)
+#: The detail of a device that offers nothing and whose agent gave no
+#: reason (an agent older than offer reasons has not reported since).
+_NO_OFFER_REASON = ('it has no deployable, and its agent has not said why '
+                    '(an agent older than offer reasons)')
 
 _TRAIT = 'trait:'
 _FORBIDDEN = 'forbidden'
@@ -155,6 +163,15 @@ def _judge(dep, resources, required, offered, readings, agents, over,
     return None, None
 
 
+def _offers_nothing(device):
+    """The candidate entry of a device without a deployable."""
+    return {'deployable_uuid': None, 'deployable_name': None,
+            'device_uuid': device['uuid'], 'hostname': device['hostname'],
+            'resource_class': None, 'rp_uuid': None, 'schedulable': False,
+            'reason': OFFERS_NOTHING,
+            'detail': device['offer_reason'] or _NO_OFFER_REASON}
+
+
 def explain(context, uuid_or_name, project_id, member_of=None,
             client=None):
     """Every deployable judged for every request group of a profile.
@@ -162,7 +179,10 @@ def explain(context, uuid_or_name, project_id, member_of=None,
     :returns: ``{device_profile: {uuid, name}, project_id, member_of,
         groups: [{group, resources, required, candidates: [...]}]}``,
         each candidate ``{deployable_uuid, deployable_name, device_uuid,
-        hostname, resource_class, rp_uuid, schedulable, reason, detail}``.
+        hostname, resource_class, rp_uuid, schedulable, reason, detail}``;
+        after the deployables, each device without one (its deployable
+        fields, resource class and provider None, its reason
+        ``device_offers_nothing``).
     :raises DeviceProfileNotFound: no such profile.
     :raises PlacementUnavailable: Placement cannot be asked.
     :raises QuotaUnavailable: Keystone's limits cannot be read.
@@ -175,6 +195,8 @@ def explain(context, uuid_or_name, project_id, member_of=None,
         client = placement_client.PlacementClient()
     readings = _Placement(client)
     deployables = candidate_db.deployables(context)
+    unoffered = [_offers_nothing(device) for device in
+                 candidate_db.devices_offering_nothing(context)]
     agents = _agents(context)
     demand = {}
     requests = []
@@ -200,6 +222,7 @@ def explain(context, uuid_or_name, project_id, member_of=None,
                 'resource_class': dep['resource_class'],
                 'rp_uuid': dep['rp_uuid'], 'schedulable': reason is None,
                 'reason': reason, 'detail': detail})
+        candidates.extend(dict(entry) for entry in unoffered)
         groups.append({'group': index, 'resources': resources,
                        'required': required, 'candidates': candidates})
     LOG.debug('Explained device profile %s for project %s', profile.name,

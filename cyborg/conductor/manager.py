@@ -24,9 +24,11 @@ from cyborg.conductor import indirection
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.conductor import modes
+from cyborg.conductor import orphans
 from cyborg.conductor import quota
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.conductor import scrub
+from cyborg.conductor import skew
 from cyborg.conductor import takeover
 from cyborg.conductor import telemetry
 from cyborg.db import api as dbapi
@@ -53,7 +55,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.12')
+    target = messaging.Target(version='1.14')
 
     def __init__(self, host, placement=None):
         self.host = host
@@ -70,6 +72,7 @@ class ConductorManager:
             'heartbeats', self._record_heartbeats,
             CONF.conductor.heartbeat_batch_size,
             CONF.conductor.heartbeat_batch_delay)
+        self.clock = skew.Watch(host)
 
     @property
     def agent_api(self):
@@ -105,7 +108,13 @@ class ConductorManager:
     def periodic_tasks(self):
         return [(CONF.conductor.heartbeat_interval, self._heartbeat),
                 (CONF.conductor.heartbeat_interval, self._take_over),
-                (CONF.conductor.health_interval, self._health)]
+                (CONF.conductor.health_interval, self._health),
+                (orphans.interval(), self._remove_orphans)]
+
+    def _remove_orphans(self):
+        """Remove the ARQs their creator gave up on ([conductor]
+        orphan_arq_age); every conductor runs it, each ARQ goes once."""
+        orphans.remove(cyborg_context.get_admin_context())
 
     def _health(self):
         """Return the devices healthy long enough to service; put the
@@ -129,10 +138,16 @@ class ConductorManager:
             CONF.conductor.takeover_after)
 
     def _heartbeat(self):
-        dbapi.services.heartbeat(cyborg_context.get_admin_context(),
-                                 self.host, BINARY, topic=CONF.conductor.topic,
+        context = cyborg_context.get_admin_context()
+        # NOTE(conductor): the skew is only told; liveness is judged by the
+        # database's clock, which the heartbeat writes.
+        measured = skew.measure(context)
+        self.clock.check(measured)
+        dbapi.services.heartbeat(context, self.host, BINARY,
+                                 topic=CONF.conductor.topic,
                                  version=version.version_string(),
-                                 rpc_version=self.target.version)
+                                 rpc_version=self.target.version,
+                                 clock_skew=measured)
 
     # --- Object indirection ---------------------------------------------
 

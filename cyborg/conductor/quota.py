@@ -38,8 +38,8 @@ def resource_class(name):
 
 
 def _usage(context, project_id):
-    return {resource(rc): units for rc, units
-            in quota_usage.usage(context, project_id).items()}
+    return {resource(rc): units for rc, units in quota_usage.usage(
+        context, project_id, CONF.conductor.orphan_arq_age).items()}
 
 
 class _Flat:

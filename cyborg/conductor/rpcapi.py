@@ -59,6 +59,11 @@ class ConductorAPI:
       each group of a device profile.
     * 1.12 - set_device_mode: switch a device's partition mode; Device
       1.4 (mode, modes).
+    * 1.13 - Device 1.5 (offer_reason); reports may give each device an
+      ``offer_reason`` (conductors before it ignore the key);
+      explain_profile also lists devices that offer nothing.
+    * 1.14 - Service 1.3 (clock_skew; read_at, the database's time its
+      liveness is judged by).
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -66,7 +71,7 @@ class ConductorAPI:
     the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
-    RPC_API_VERSION = '1.12'
+    RPC_API_VERSION = '1.14'
 
     def __init__(self, topic=None, timeout=None, retry=None,
                  reply_wait=None):

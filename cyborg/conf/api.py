@@ -1,5 +1,7 @@
 """Options of the [api] group: the REST service."""
 
+import os
+
 from oslo_config import cfg
 
 GROUP = cfg.OptGroup('api', title='REST API options')
@@ -33,10 +35,16 @@ opts = [
              'Set it when Cyborg runs behind a proxy that rewrites URLs.'),
     cfg.IntOpt(
         'workers',
-        default=1,
         min=1,
-        help='Number of threads the built-in HTTP server uses to answer '
-             'requests concurrently.'),
+        sample_default='8 per CPU, at least 16',
+        help='Number of threads the built-in HTTP server (cyborg-api, '
+             'cyborg-all-in-one) uses to answer requests concurrently. '
+             'Most of a request is spent waiting for a conductor, so '
+             'threads are cheap; with one thread a single request that '
+             'waits for a silent conductor holds every other client. '
+             'Unset: 8 per CPU of the machine, at least 16. Under uWSGI '
+             'or gunicorn their own processes and threads settings apply '
+             'instead (see the high availability guide).'),
     cfg.BoolOpt(
         'enable_proxy_headers_parsing',
         default=False,
@@ -86,6 +94,13 @@ opts = [
              'It only shapes the default of the cyborg:arq:service_token '
              'policy rule ("@" when off).'),
 ]
+
+
+def worker_threads(conf) -> int:
+    """``[api] workers``, or the machine's share when unset."""
+    if conf.api.workers:
+        return conf.api.workers
+    return max(16, 8 * (os.cpu_count() or 1))
 
 
 def register_opts(conf):

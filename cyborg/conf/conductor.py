@@ -46,6 +46,27 @@ opts = [
              'on their own, within about program_timeout when an FPGA is '
              'programmed for it; keep this above that.'),
     cfg.IntOpt(
+        'orphan_arq_age',
+        default=3600,
+        min=0,
+        mutable=True,
+        help='Seconds after which an accelerator request from a device '
+             'profile that is still Initial, with no instance and no '
+             'device bound, is an orphan: one whose creator gave up on it '
+             '(an API call answered 503 whose conductor created it later, '
+             'or a boot that failed between creating and binding). '
+             'Orphans do not count against quotas; every conductor '
+             'removes those it finds every five minutes, or every this many '
+             'seconds where that is shorter (each one '
+             'once, with its accelerator.arq.delete notification) and '
+             '"cyborg-status upgrade check" reports them. Nova creates a '
+             'server\'s requests once the scheduler has picked its host '
+             'and binds them moments later, so an hour is far beyond any '
+             'boot; keep it above the longest time any other client waits '
+             'between creating requests and binding them. 0 removes '
+             'nothing and counts every request (the status check then '
+             'reports those older than an hour).'),
+    cfg.IntOpt(
         'heartbeat_interval',
         default=30,
         min=1,
@@ -62,6 +83,21 @@ opts = [
              'it above twice heartbeat_interval, or a conductor that is '
              'only slow to heartbeat loses its work (which is safe, but '
              'repeats the host-side work).'),
+    cfg.FloatOpt(
+        'clock_skew_threshold',
+        default=10.0,
+        min=0.1,
+        help='Seconds by which a conductor\'s clock may differ from the '
+             'database server\'s before the conductor logs a warning (once, '
+             'and once more when it is back within this). Each conductor '
+             'measures the difference at every heartbeat and records it in '
+             'its service row, which GET /v2/conductors (API 2.11) shows '
+             'and "cyborg-status upgrade check" checks against this. '
+             'Liveness, takeover and every age Cyborg judges go by the '
+             'database server\'s clock alone, so a skewed conductor takes '
+             'nothing from live ones; its logs, the deadlines of the calls '
+             'it makes and what its drivers time-stamp are still off by '
+             'the skew. Keep the hosts in step with NTP.'),
     cfg.IntOpt(
         'list_cache_max_age',
         default=300,

@@ -17,8 +17,10 @@ opts = [
              'SR-IOV VFs (one vGPU per VF), with at most the max_instance '
              "that the type's description gives. A GPU that offers an "
              'enabled type, or that holds a vGPU, is not offered as a whole '
-             '(PGPU). Empty: every GPU that holds no vGPU is offered as a '
-             'PGPU.'),
+             '(PGPU). A GPU that holds vGPUs of one type that no enabled '
+             'type selects offers the rest of that type, the vGPUs that '
+             'exist counted. Empty: every GPU that holds no vGPU is offered '
+             'as a PGPU.'),
     cfg.BoolOpt(
         'filter_sriov_vfs',
         default=True,

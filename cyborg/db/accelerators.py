@@ -1,6 +1,5 @@
 """Queries on /v1 accelerators: views, specs and attachment records."""
 
-import datetime
 import json
 
 from oslo_db import exception as db_exc
@@ -12,6 +11,7 @@ from sqlalchemy import orm
 from cyborg import exception
 from cyborg import states
 from cyborg.db import arqs as arq_db
+from cyborg.db import clock
 from cyborg.db import models
 from cyborg.db import services as service_queries
 from cyborg.db import session
@@ -30,10 +30,6 @@ SPEC_KEYS = ('remote', 'num', 'device_type', 'acc_capability')
 # accelerator; an operator only describes its capabilities.
 _HARDWARE_KEYS = ('remote', 'num', 'device_type')
 _HELD = (states.ARQ_BIND_STARTED, states.ARQ_BOUND)
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def default_spec():
@@ -254,7 +250,7 @@ def update_spec(context, uuid, key, value, revision=None):
         .where(models.Accelerator.id == acc.id,
                models.Accelerator.revision == acc.revision)
         .values(acc_specs=json.dumps(spec), revision=acc.revision + 1,
-                updated_at=_now())
+                updated_at=clock.utc_now())
         .execution_options(synchronize_session=False)).rowcount
     if not count:
         raise exception.AcceleratorChanged(uuid=uuid, revision='newer')
@@ -380,7 +376,8 @@ def start_attach(context, uuid, kind, target, project_id=None):
         raise exception.AcceleratorAttached(
             uuid=uuid, target='%s %s' % (acc.attach_type, acc.attached_to))
     values = {'attach_type': kind, 'attach_state': ATTACHING,
-              'attached_to': target, 'updated_at': _now(), 'arq_uuid': None}
+              'attached_to': target, 'updated_at': clock.utc_now(),
+              'arq_uuid': None}
     if kind == INSTANCE:
         values['arq_uuid'] = arq_db.create_for_attach(context, project_id)
     count = session.execute(
@@ -403,7 +400,7 @@ def set_attach_state(context, uuid, expected, state):
         sa.update(models.Accelerator)
         .where(models.Accelerator.uuid == uuid,
                models.Accelerator.attach_state == expected)
-        .values(attach_state=state, updated_at=_now())).rowcount)
+        .values(attach_state=state, updated_at=clock.utc_now())).rowcount)
 
 
 @session.retry_on_conflict
@@ -422,7 +419,7 @@ def clear_attachment(context, uuid):
             _, released = arq_db.delete(context, uuids=[acc.arq_uuid])
     acc.attach_type = acc.attach_state = acc.attached_to = None
     acc.arq_uuid = None
-    acc.updated_at = _now()
+    acc.updated_at = clock.now(session)
     return released
 
 
@@ -453,11 +450,12 @@ def start_detach(context, uuid):
     return _job(acc, dep, kind, acc.attached_to)
 
 
+@session.retry_on_conflict
 @main.writer
 def recover(context, older_than):
     """Settle attaches and detaches a stopped conductor left half done:
     a detach is taken back (still attached), an attach is forgotten."""
-    cutoff = _now() - datetime.timedelta(seconds=older_than)
+    cutoff = clock.utc_ago(older_than)
     session = context.session
     stale = session.scalars(sa.select(models.Accelerator).where(
         models.Accelerator.attach_state.in_((ATTACHING, DETACHING)),

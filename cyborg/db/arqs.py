@@ -1,6 +1,5 @@
 """Queries on accelerator requests (ARQs): create, bind, unbind, delete."""
 
-import datetime
 import json
 
 from oslo_db.sqlalchemy import utils as db_utils
@@ -8,8 +7,10 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cyborg import deadline
 from cyborg import exception
 from cyborg import states
+from cyborg.db import clock
 from cyborg.db import drains
 from cyborg.db import models
 from cyborg.db import ownership
@@ -25,10 +26,6 @@ _UNBOUND = (states.ARQ_INITIAL, states.ARQ_UNBOUND)
 #: What ``finish_bind`` answers a conductor whose bind another conductor
 #: took over (and may have finished): it must leave the handle alone.
 LOST = 'lost'
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _select():
@@ -72,6 +69,7 @@ def units(group):
     return sum(quota_usage.group_demand(group).values())
 
 
+@session.retry_on_conflict
 @main.writer
 def create_for_attach(context, project_id):
     """The ARQ of a /v1 attach to an instance: no profile, one unit."""
@@ -91,6 +89,8 @@ def create(context, profile_name, project_id):
     returns their dicts (see ``_values``).
 
     :raises DeviceProfileNotFound: no profile has that name.
+    :raises DeadlineExceeded: the caller stopped waiting; nothing is
+        written.
     """
     session = context.session
     profile = session.scalars(sa.select(models.DeviceProfile).where(
@@ -105,6 +105,11 @@ def create(context, profile_name, project_id):
         for index, group in enumerate(groups) for _ in range(units(group))]
     session.add_all(rows)
     session.flush()
+    # NOTE(deadline): the last thing before the commit, inside the
+    # transaction: a caller that has given up (the API answered 503) by
+    # now gets nothing written. What passes between here and the commit
+    # is undone by binding.create, or at last removed as an orphan.
+    deadline.check(context, 'Creating %d accelerator requests' % len(rows))
     return [_values(row, profile.name, None) for row in rows]
 
 
@@ -310,7 +315,7 @@ def _bind_row(session, row, binding, deployable, owner=None):
     if binding.get('project_id'):
         row.project_id = binding['project_id']
     row.deployable_id = deployable.id
-    row.updated_at = _now()
+    row.updated_at = clock.now(session)
     status = deployable.device.status
     if drains.refuses_binds(status) or scrubs.refuses_binds(deployable):
         # NOTE(arqs): Placement reserves such a device, but an allocation
@@ -364,7 +369,7 @@ def bind_without_handle(context, uuid, instance_uuid):
     _check_transition(row, states.ARQ_BIND_STARTED)
     row.instance_uuid = instance_uuid
     row.state = states.ARQ_BOUND
-    row.updated_at = _now()
+    row.updated_at = clock.now(context.session)
 
 
 @session.retry_on_conflict
@@ -397,7 +402,7 @@ def finish_bind(context, uuid, ok, owner=None):
     row.state = target
     # NOTE(arqs): the owner keeps the ARQ until Nova has its event
     # (ownership.told); a successor that takes it over sends it.
-    row.updated_at = row.taken_at = _now()
+    row.updated_at = row.taken_at = clock.now(context.session)
     return row.instance_uuid, target
 
 
@@ -421,10 +426,11 @@ def unbind(context, uuids, project_id=None, owner=None):
                         keep=owner is not None)
         row.state = states.ARQ_UNBOUND
         row.attach_handle_id = row.attach_handle_id if kept else None
-        row.owner, row.taken_at = (owner, _now()) if kept else (None, None)
+        row.owner, row.taken_at = ((owner, clock.now(context.session))
+                                   if kept else (None, None))
         row.deployable_id = None
         row.hostname = row.device_rp_uuid = row.instance_uuid = None
-        row.updated_at = _now()
+        row.updated_at = clock.now(context.session)
     scrubs.mark(context.session, used)
     return released
 

@@ -1,19 +1,15 @@
 """Queries for the host-side work of binds: the job, who else holds the
 deployable, and ARQs stuck in a transitional state."""
 
-import datetime
 import json
 
 import sqlalchemy as sa
 
 from cyborg import states
+from cyborg.db import clock
 from cyborg.db import models
 from cyborg.db import ownership
 from cyborg.db.session import main
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 @main.reader
@@ -92,7 +88,7 @@ def stuck(context, older_than, limit):
                                models.AcceleratorRequest.created_at)
     where = (models.AcceleratorRequest.state.in_(
                  sorted(states.ARQ_TRANSITIONAL)),
-             changed < _now() - datetime.timedelta(seconds=older_than))
+             changed < clock.utc_ago(older_than))
     count = context.session.scalar(
         sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
         .where(*where))

@@ -31,3 +31,17 @@ def deployables(context):
              'hostname': row[7], 'status': row[8], 'status_reason': row[9],
              'health': row[10], 'health_reason': row[11]}
             for row in rows]
+
+
+@main.reader
+def devices_offering_nothing(context):
+    """The devices without a deployable: a list of dicts with their
+    ``uuid``, ``hostname`` and ``offer_reason``; by host, then uuid."""
+    dev = models.Device
+    has_deployable = sa.exists().where(models.Deployable.device_id == dev.id)
+    rows = context.session.execute(
+        sa.select(dev.uuid, dev.hostname, dev.offer_reason)
+        .where(~has_deployable)
+        .order_by(dev.hostname, dev.uuid)).all()
+    return [{'uuid': row[0], 'hostname': row[1], 'offer_reason': row[2]}
+            for row in rows]

@@ -4,6 +4,7 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg.db import models
+from cyborg.db import session
 from cyborg.db.session import main
 
 
@@ -27,6 +28,7 @@ def program_target(context, deployable_uuid):
             'bitstream_id': dep.bitstream_id}
 
 
+@session.retry_on_conflict
 @main.writer
 def set_bitstream(context, deployable_uuid, image_id):
     """Record the image now loaded on a deployable."""

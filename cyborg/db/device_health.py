@@ -8,7 +8,9 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from cyborg import states
+from cyborg.db import clock
 from cyborg.db import models
+from cyborg.db import session
 from cyborg.db.session import main
 
 CONF = cfg.CONF
@@ -25,10 +27,6 @@ _RECOVERED = (states.HEALTH_OK, states.HEALTH_DEGRADED)
 #: What one report changed of a device's health and status.
 Change = collections.namedtuple(
     'Change', 'uuid hostname old_health health reason old_status status')
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def reported(device):
@@ -50,15 +48,16 @@ def held(device):
             (device.status_reason or '').startswith(_HOLDS))
 
 
-def apply(device, report, at=None):
+def apply(device, report, now):
     """Record what an agent's report says of the health of ``device`` (a
     stored row or a new one of ``new_rows``); hold it in error while it is
     failed or flapping.
 
+    :param now: gives the database's time of the transaction (see
+        ``clock.now``); called only when the health changes.
     :returns: (whether any column changed, a ``Change`` when its health or
         status did, else None).
     """
-    at = at or now()
     health, reason, sources = reported(report)
     before = _snapshot(device)
     old_health, old_status = device.health, device.status
@@ -68,8 +67,8 @@ def apply(device, report, at=None):
         if old_health is not None and (
                 (health == states.HEALTH_FAILED) !=
                 (old_health == states.HEALTH_FAILED)):
-            _count_flap(device, at)
-        device.health, device.health_since = health, at
+            _count_flap(device, now())
+        device.health, device.health_since = health, now()
     if health == states.HEALTH_FAILED:
         hold(device, states.UNHEALTHY + (reason or 'failed'))
     if (device.health_flaps or 0) > CONF.conductor.health_flap_limit:
@@ -92,6 +91,7 @@ def _snapshot(device):
     return tuple(getattr(device, name, None) for name in _COLUMNS)
 
 
+@session.retry_on_conflict
 @main.writer
 def release(context, uuid):
     """An operator's enable of a device held by its health: it returns to
@@ -107,7 +107,8 @@ def release(context, uuid):
     back = device.resume_status or states.DEVICE_READY
     device.health_flaps, device.health_flaps_since = 0, None
     device.status, device.status_reason = back, None
-    device.resume_status, device.updated_at = None, now()
+    device.resume_status = None
+    device.updated_at = clock.now(context.session)
     return back
 
 
@@ -144,6 +145,7 @@ def _set(row, **values):
     return changed
 
 
+@session.retry_on_conflict
 @main.writer
 def recover(context, agent_binary, recover_after):
     """Return to their resumed status the held devices that have been
@@ -179,7 +181,7 @@ def recover(context, agent_binary, recover_after):
                    dev.status_reason.like(states.UNHEALTHY + '%'),
                    dev.health_since == row.health_since)
             .values(status=back, status_reason=None, resume_status=None,
-                    updated_at=now())).rowcount
+                    updated_at=clock.utc_now())).rowcount
         if swapped:
             done.append(Change(row.uuid, row.hostname, row.health,
                                row.health, row.health_reason,

@@ -1,20 +1,16 @@
 """Draining devices: no new bind, and maintenance once the last unbinds."""
 
-import datetime
-
 import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
+from cyborg.db import clock
 from cyborg.db import models
+from cyborg.db import session
 from cyborg.db.session import main
 
 #: ARQ states that hold a device's handle for an instance.
 BOUND = (states.ARQ_BIND_STARTED, states.ARQ_BOUND)
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _bound(session, device_ids):
@@ -46,6 +42,7 @@ def _maintained():
     return states.MAINTAINING_FROM + states.DEVICE_READY
 
 
+@session.retry_on_conflict
 @main.writer
 def start(context, uuid):
     """Drain a ready device: maintaining at once when nothing is bound to
@@ -73,10 +70,11 @@ def start(context, uuid):
     else:
         device.status, device.status_reason = (states.DEVICE_MAINTAINING,
                                                _maintained())
-    device.updated_at = _now()
+    device.updated_at = clock.now(context.session)
     return device
 
 
+@session.retry_on_conflict
 @main.writer
 def settle(context):
     """Bring every draining device's count up to date; those with nothing
@@ -103,7 +101,7 @@ def settle(context):
                 sa.update(models.Device)
                 .where(models.Device.id == row.id,
                        models.Device.status == states.DEVICE_DRAINING)
-                .values(updated_at=_now(), **values)).rowcount
+                .values(updated_at=clock.utc_now(), **values)).rowcount
             if swapped and not count:
                 done.append((row.uuid, row.hostname))
     return done

@@ -1,5 +1,6 @@
 """The device rows of reporting hosts, loaded together and changed in place."""
 
+import functools
 import json
 
 from oslo_config import cfg
@@ -10,6 +11,7 @@ from sqlalchemy import orm
 
 from cyborg import states
 from cyborg.conductor import decisions
+from cyborg.db import clock
 from cyborg.db import device_health
 from cyborg.db import models
 from cyborg.db import new_rows
@@ -68,6 +70,8 @@ class HostRows:
 
     def __init__(self, session, host, devices):
         self.session = session
+        #: The database's time of this transaction, read on first use.
+        self.now = functools.partial(clock.now, session)
         self.host = host
         self.devices = {}
         for device in devices:
@@ -98,7 +102,8 @@ class HostRows:
         device = self.devices.get(key)
         if device is None:
             self.devices[key] = device = _new_device(self.host, reported,
-                                                     self.health_changes)
+                                                     self.health_changes,
+                                                     self.now)
             if (self.installs and CONF.conductor.auto_activate_new_devices
                     and device.status == states.DEVICE_INACTIVE):
                 # NOTE(inventory): marked in the report's own transaction,
@@ -107,7 +112,7 @@ class HostRows:
             self.new.append(device)
             self.changed = True
         elif _update_device(device, reported, self.health_changes,
-                            self.status_changes):
+                            self.status_changes, self.now):
             self.updated.append(device)
             self.changed = True
         return key
@@ -281,10 +286,10 @@ def _partly(warnings):
     return (PARTLY + '; '.join(warnings))[:255] if warnings else None
 
 
-def _new_device(host, reported, changes):
+def _new_device(host, reported, changes, now):
     device = new_rows.device(host, reported, states.DEVICE_INACTIVE,
                              _partly(reported.warnings))
-    _changed, change = device_health.apply(device, reported)
+    _changed, change = device_health.apply(device, reported, now)
     if change is not None and change.health != states.HEALTH_OK:
         changes.append(change)
     return device
@@ -320,7 +325,7 @@ def _set(row, **values):
     return changed
 
 
-def _update_device(device, reported, changes, status_changes):
+def _update_device(device, reported, changes, status_changes, now):
     changed = _set(device, type=reported.type, vendor=reported.vendor,
                    model=reported.model,
                    std_board_info=_json(reported.std_board_info),
@@ -328,8 +333,10 @@ def _update_device(device, reported, changes, status_changes):
                    driver_name=reported.driver_name,
                    services=_json(sorted(reported.services)),
                    mode=reported.mode,
-                   modes=new_rows.modes_json(reported.modes))
-    changed |= _update_health(device, reported, changes, status_changes)
+                   modes=new_rows.modes_json(reported.modes),
+                   offer_reason=reported.offer_reason)
+    changed |= _update_health(device, reported, changes, status_changes,
+                              now)
     changed |= _update_warnings(device, reported.warnings)
     cpid = device.controlpath_ids[0]
     by_name = {dep.name: dep for dep in device.deployables}
@@ -353,7 +360,7 @@ def _update_device(device, reported, changes, status_changes):
     return changed
 
 
-def _update_health(device, reported, changes, status_changes):
+def _update_health(device, reported, changes, status_changes, now):
     """Status changes that follow what the agent says of health."""
     changed = False
     if device.status == states.DEVICE_LOST:
@@ -364,7 +371,7 @@ def _update_health(device, reported, changes, status_changes):
         status_changes.append(device_health.Change(
             device.uuid, device.hostname, device.health, device.health,
             None, states.DEVICE_LOST, states.DEVICE_INACTIVE))
-    health_changed, change = device_health.apply(device, reported)
+    health_changed, change = device_health.apply(device, reported, now)
     if change is not None:
         changes.append(change)
     return changed or health_changed

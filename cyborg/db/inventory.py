@@ -8,6 +8,7 @@ from cyborg import exception
 from cyborg.db import host_rows
 from cyborg.db import models
 from cyborg.db import services as service_queries
+from cyborg.db import session as db_session
 from cyborg.db.session import main
 from cyborg.drivers.report import DeviceKey
 
@@ -26,6 +27,10 @@ LATER = object()
 RETRIABLE = (_Interleaved, db_exc.DBDuplicateEntry, db_exc.DBDeadlock)
 
 
+# NOTE(inventory): a deadlock or certification failure runs the whole batch
+# again; one that persists, and the other RETRIABLE errors, make the
+# caller apply the reports one by one.
+@db_session.retry_on_conflict
 @main.writer
 def apply_together(context, reports, admit):
     """Apply reports in one transaction (see the conductor's

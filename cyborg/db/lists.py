@@ -21,7 +21,8 @@ DEPLOYABLE_FIELDS = ('uuid', 'parent_id', 'root_id', 'name',
 DEVICE_FIELDS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
                  'vendor_board_info', 'hostname', 'status', 'status_reason',
                  'services', 'created_at', 'updated_at', 'health',
-                 'health_reason', 'health_sources', 'mode', 'modes')
+                 'health_reason', 'health_sources', 'mode', 'modes',
+                 'offer_reason')
 _TIMES = ('created_at', 'updated_at', 'cleaning_since')
 
 #: The tables each list is read from.

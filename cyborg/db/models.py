@@ -6,6 +6,12 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 
+# NOTE(clock): a record's own time of creation and last change; no
+# liveness or age judgement reads these defaults. Timestamps that one
+# reads (last_seen_up, taken_at, an ARQ's or device's updated_at when it
+# changes state, health_since, cleaning_since) are written from the
+# database server's clock by the queries (cyborg.db.clock); a default
+# computed in SQL would cost a fetch after every INSERT.
 def _utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
@@ -88,6 +94,9 @@ class Device(Base):
     # offers; NULL for devices without modes.
     mode: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     modes: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # Why the device offers nothing (no deployable), as its driver says;
+    # NULL when it offers something.
+    offer_reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
 
     deployables: orm.Mapped[list['Deployable']] = orm.relationship(
         back_populates='device', cascade='all, delete-orphan',
@@ -352,3 +361,7 @@ class Service(Base):
     # Agents only (JSON): every driver installed on the host, enabled or
     # not, as [{'name', 'driver_name', 'version'}].
     available_drivers: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # Seconds the service's clock was ahead of the database server's
+    # (negative: behind) at its last heartbeat; NULL where not measured
+    # (agents, and releases before the measure).
+    clock_skew: orm.Mapped[float | None] = orm.mapped_column(sa.Float)

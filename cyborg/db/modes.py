@@ -1,14 +1,15 @@
 """Changing a device's partition mode: the checks and the status it holds."""
 
-import datetime
 import json
 
 import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
+from cyborg.db import clock
 from cyborg.db import drains
 from cyborg.db import models
+from cyborg.db import session
 from cyborg.db.session import main
 
 #: How the reason of a device changing its mode begins.
@@ -16,10 +17,6 @@ CHANGING = 'changing mode to '
 #: Statuses a device may change its mode from.
 _FROM = (states.DEVICE_READY, states.DEVICE_MAINTAINING,
          states.DEVICE_INACTIVE)
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def reason_for(mode, status):
@@ -31,6 +28,7 @@ def offered(device):
     return json.loads(device.modes) if device.modes else []
 
 
+@session.retry_on_conflict
 @main.writer
 def start(context, uuid, mode):
     """Hold the device for a change to ``mode``: maintaining (no bind
@@ -74,10 +72,11 @@ def start(context, uuid, mode):
     previous = (device.status, device.status_reason)
     device.status = states.DEVICE_MAINTAINING
     device.status_reason = reason_for(mode, previous[0])
-    device.updated_at = _now()
+    device.updated_at = clock.now(session)
     return device, previous
 
 
+@session.retry_on_conflict
 @main.writer
 def finish(context, uuid, previous):
     """Return a device held by ``start`` to the ``(status, reason)`` it
@@ -92,4 +91,4 @@ def finish(context, uuid, previous):
                models.Device.status == states.DEVICE_MAINTAINING,
                models.Device.status_reason.startswith(CHANGING))
         .values(status=previous[0], status_reason=previous[1],
-                updated_at=_now())).rowcount)
+                updated_at=clock.utc_now())).rowcount)

@@ -21,7 +21,7 @@ _DEVICE = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
            'vendor_board_info', 'hostname', 'status', 'status_reason',
            'driver_name', 'services', 'health', 'health_reason',
            'health_sources', 'health_since', 'resume_status', 'mode',
-           'modes')
+           'modes', 'offer_reason')
 _CPID = ('uuid', 'device_id', 'cpid_type', 'cpid_info')
 _DEPLOYABLE = ('uuid', 'name', 'num_accelerators', 'device_id',
                'driver_name', 'rp_uuid')
@@ -59,7 +59,7 @@ def device(host, reported, status, reason):
         health_reason=None, health_sources=None, health_since=None,
         health_flaps=None, health_flaps_since=None, resume_status=None,
         mode=reported.mode, modes=modes_json(reported.modes),
-        controlpath_ids=[cpid],
+        offer_reason=reported.offer_reason, controlpath_ids=[cpid],
         deployables=[deployable(dep, cpid) for dep in reported.deployables])
     return found
 

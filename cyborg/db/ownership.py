@@ -1,11 +1,11 @@
 """Which conductor holds an ARQ's work, and adopting a dead one's work."""
 
-import datetime
 import json
 
 import sqlalchemy as sa
 
 from cyborg import states
+from cyborg.db import clock
 from cyborg.db import models
 from cyborg.db import session
 from cyborg.db.session import main
@@ -26,21 +26,13 @@ _PENDING = sa.or_(_ARQ.state == states.ARQ_BIND_STARTED,
                           _ARQ.owner.is_not(None)))
 
 
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-
-
-def _ago(seconds):
-    return _now() - datetime.timedelta(seconds=seconds)
-
-
 def _unowned(unowned_after):
     # NOTE(ownership): a bind started by a release that did not record
     # owners; its conductor is unknown, so only its age tells it is dead.
     changed = sa.func.coalesce(_ARQ.updated_at, _ARQ.created_at)
     return sa.and_(_ARQ.owner.is_(None),
                    _ARQ.state == states.ARQ_BIND_STARTED,
-                   changed < _ago(unowned_after))
+                   changed < clock.utc_ago(unowned_after))
 
 
 @main.reader
@@ -59,7 +51,7 @@ def orphaned(context, binary, dead_after, unowned_after, mine=None,
     """
     live = (sa.select(models.Service.host)
             .where(models.Service.binary == binary,
-                   models.Service.last_seen_up >= _ago(dead_after)))
+                   models.Service.last_seen_up >= clock.utc_ago(dead_after)))
     if mine is not None:
         live = live.where(models.Service.host != mine)
     dead = sa.and_(_ARQ.owner.is_not(None), _ARQ.owner.not_in(live),
@@ -89,7 +81,8 @@ def take(context, uuid, old_owner, new_owner, unowned_after=None):
         where = sa.and_(_ARQ.owner == old_owner, _PENDING)
     return bool(context.session.execute(
         sa.update(_ARQ).where(_ARQ.uuid == uuid, where)
-        .values(owner=new_owner, taken_at=_now())
+        .values(owner=new_owner, taken_at=clock.utc_now(),
+                updated_at=clock.utc_now())
         .execution_options(synchronize_session=False)).rowcount)
 
 
@@ -101,7 +94,8 @@ def claim(context, uuid, owner):
     return bool(context.session.execute(
         sa.update(_ARQ).where(_ARQ.uuid == uuid, _ARQ.owner.is_(None),
                               _ARQ.state == states.ARQ_BIND_STARTED)
-        .values(owner=owner, taken_at=_now())
+        .values(owner=owner, taken_at=clock.utc_now(),
+                updated_at=clock.utc_now())
         .execution_options(synchronize_session=False)).rowcount)
 
 
@@ -147,7 +141,7 @@ def finish_unbind(context, uuids, owner):
                 .where(models.AttachHandle.id == row.attach_handle_id)
                 .values(in_use=False))
         row.attach_handle_id = row.owner = row.taken_at = None
-        row.updated_at = _now()
+        row.updated_at = clock.now(context.session)
 
 
 @main.reader
@@ -161,7 +155,7 @@ def stalled(context, owner, older_than, limit=100):
     rows = context.session.execute(
         sa.select(_ARQ.uuid, _ARQ.state)
         .where(_ARQ.owner == owner, _PENDING,
-               _ARQ.taken_at < _ago(older_than))
+               _ARQ.taken_at < clock.utc_ago(older_than))
         .order_by(_ARQ.id).limit(limit)).all()
     return [tuple(row) for row in rows]
 
@@ -190,7 +184,7 @@ def told(context, uuids, owner):
         sa.update(_ARQ)
         .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
                _ARQ.state.in_(_RESOLVED))
-        .values(owner=None, taken_at=None)
+        .values(owner=None, taken_at=None, updated_at=clock.utc_now())
         .execution_options(synchronize_session=False))
 
 
@@ -205,5 +199,5 @@ def retry_later(context, uuids, owner):
         sa.update(_ARQ)
         .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
                _ARQ.state.in_(_RESOLVED))
-        .values(taken_at=_now())
+        .values(taken_at=clock.utc_now(), updated_at=clock.utc_now())
         .execution_options(synchronize_session=False))

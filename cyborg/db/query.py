@@ -7,6 +7,7 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from cyborg import exception
+from cyborg.db import session
 from cyborg.db.session import main
 
 
@@ -76,6 +77,7 @@ class Resource:
             query, self.model, limit, sort_keys, marker=marker_row,
             sort_dir=sort_dir)
 
+    @session.retry_on_conflict
     @main.writer
     def create(self, context, values):
         values = dict(values)
@@ -85,6 +87,7 @@ class Resource:
         self._flush(context)
         return self._reload(context, row)
 
+    @session.retry_on_conflict
     @main.writer
     def update(self, context, uuid, values):
         row = context.session.scalars(
@@ -112,6 +115,7 @@ class Resource:
             context.session.refresh(row, [rel.key for rel in self.eager])
         return row
 
+    @session.retry_on_conflict
     @main.writer
     def destroy(self, context, uuid):
         try:

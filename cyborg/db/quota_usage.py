@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg.db import models
+from cyborg.db import orphans
 from cyborg.db.session import main
 
 _RESOURCES = 'resources:'
@@ -41,22 +42,31 @@ def profile_demand(context, profile_name):
 
 
 @main.reader
-def usage(context, project_id):
+def usage(context, project_id, orphan_age=0):
     """{resource class: units} the project's accelerator requests hold.
 
     An ARQ is one unit of its profile group; a group asking for several
     classes (rare) shares its ARQs among them in proportion, rounded up.
     The ARQ of a /v1 attach has no profile: it counts as one unit of the
     resource class of the deployable it is attached to.
+
+    :param orphan_age: seconds after which an ARQ nobody bound is an
+        orphan (``cyborg.db.orphans``), which holds nothing; 0: every
+        ARQ counts.
     """
     session = context.session
     arq = models.AcceleratorRequest
     held = collections.Counter()
+    counted = [arq.project_id == project_id,
+               arq.device_profile_id.is_not(None)]
+    if orphan_age:
+        # NOTE(quota): a fresh Initial ARQ is a boot in progress and
+        # counts; one older than the orphan age was given up on.
+        counted.append(sa.not_(orphans.condition(orphan_age)))
     by_group = session.execute(
         sa.select(arq.device_profile_id, arq.device_profile_group_id,
                   sa.func.count())
-        .where(arq.project_id == project_id,
-               arq.device_profile_id.is_not(None))
+        .where(*counted)
         .group_by(arq.device_profile_id, arq.device_profile_group_id)).all()
     profiles = {}
     if by_group:

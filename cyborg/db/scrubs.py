@@ -1,25 +1,25 @@
 """Deployables scrubbed between tenants: marked, claimed, finished."""
 
-import datetime
 import json
 
 import sqlalchemy as sa
 
 from cyborg import states
+from cyborg.db import clock
 from cyborg.db import device_health
 from cyborg.db import models
 from cyborg.db import services as service_queries
+from cyborg.db import session as db_session
 from cyborg.db.session import main
 
 #: ARQ states that hold a deployable for an instance.
 BOUND = (states.ARQ_BIND_STARTED, states.ARQ_BOUND)
 
 
-def _now():
+def _now(session):
     # NOTE(scrubs): whole seconds, as MySQL's DATETIME keeps them: a claim
     # is compared with what was stored.
-    return datetime.datetime.now(datetime.timezone.utc).replace(
-        tzinfo=None, microsecond=0)
+    return clock.now(session).replace(microsecond=0)
 
 
 def mark(session, deployable_ids):
@@ -48,10 +48,12 @@ def mark(session, deployable_ids):
               if row.driver_name in json.loads(row.scrubbing_drivers or '[]')]
     if marked:
         session.execute(sa.update(dep).where(dep.id.in_(marked))
-                        .values(cleaning_since=_now(), scrub_owner=None))
+                        .values(cleaning_since=_now(session),
+                                scrub_owner=None))
     return marked
 
 
+@db_session.retry_on_conflict
 @main.writer
 def claim(context, owner, stale_after):
     """Take the scrubs no conductor runs, and those of a conductor that
@@ -62,7 +64,7 @@ def claim(context, owner, stale_after):
         ``driver_name``, ``cpid_type`` and ``cpid_info``.
     """
     dep, dev, cpid = models.Deployable, models.Device, models.ControlpathID
-    cutoff = _now() - datetime.timedelta(seconds=stale_after)
+    cutoff = clock.utc_ago(stale_after)
     rows = context.session.execute(
         sa.select(dep.id, dep.uuid, dep.name, dep.cleaning_since,
                   dep.scrub_owner, dev.uuid.label('device_uuid'),
@@ -78,7 +80,7 @@ def claim(context, owner, stale_after):
     for row in rows:
         # NOTE(scrubs): a stale claim restarts the clock, so that one
         # conductor, not every one, takes it over.
-        at = _now()
+        at = _now(context.session)
         taken = context.session.execute(
             sa.update(dep)
             .where(dep.id == row.id,
@@ -96,6 +98,7 @@ def claim(context, owner, stale_after):
     return jobs
 
 
+@db_session.retry_on_conflict
 @main.writer
 def finish(context, job):
     """The scrub of ``job`` is done: the deployable takes binds again.
@@ -109,6 +112,7 @@ def finish(context, job):
         .values(cleaning_since=None, scrub_owner=None)).rowcount)
 
 
+@db_session.retry_on_conflict
 @main.writer
 def fail(context, job, reason):
     """The scrub of ``job`` failed: its device is held in error as failed,
@@ -128,9 +132,9 @@ def fail(context, job, reason):
     old_health, old_status = device.health, device.status
     reason = (states.SCRUB_FAILED + reason)[:255]
     device.health, device.health_reason = states.HEALTH_FAILED, reason
-    device.health_since = _now()
+    device.health_since = _now(context.session)
     device_health.hold(device, reason)
-    device.updated_at = _now()
+    device.updated_at = clock.now(context.session)
     return device_health.Change(device.uuid, device.hostname, old_health,
                                 device.health, reason, old_status,
                                 device.status)

@@ -1,23 +1,18 @@
 """Queries on service liveness records (one row per host and binary)."""
 
-import datetime
 import json
 
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from cyborg import exception
+from cyborg.db import clock
 from cyborg.db import models
 from cyborg.db import session
 from cyborg.db.session import main
 
 #: The binary agents record their liveness and reports under.
 AGENT_BINARY = 'cyborg-agent'
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _upsert(context, host, binary, values):
@@ -29,8 +24,8 @@ def _upsert(context, host, binary, values):
     may deadlock on InnoDB's gap locks (each UPDATE that found no row locks
     the gap the other INSERTs into); the transaction is run again too.
     """
-    now = _now()
-    values = dict(values, last_seen_up=now, updated_at=now,
+    values = dict(values, last_seen_up=clock.utc_now(),
+                  updated_at=clock.utc_now(),
                   report_count=models.Service.report_count + 1)
     count = context.session.execute(
         sa.update(models.Service)
@@ -40,27 +35,28 @@ def _upsert(context, host, binary, values):
         return
     insert = {k: v for k, v in values.items()
               if k not in ('report_count', 'updated_at')}
-    context.session.execute(sa.insert(models.Service), [dict(
-        insert, host=host, binary=binary, report_count=1)])
+    context.session.execute(sa.insert(models.Service).values(
+        **insert, host=host, binary=binary, report_count=1))
 
 
 # NOTE(services): not a savepoint around the INSERT: MariaDB ends the whole
 # transaction on some errors, and rolling back to the savepoint then fails.
-_first_record_race = oslo_db_api.wrap_db_retry(
-    max_retries=3, retry_interval=0.01,
-    exception_checker=lambda exc: isinstance(
-        exc, (db_exc.DBDuplicateEntry, db_exc.DBDeadlock)))
+_first_record_race = session.retrying(db_exc.DBDuplicateEntry)
 
 
 @_first_record_race
 @main.writer
 def heartbeat(context, host, binary, topic=None, version=None,
-              rpc_version=None):
+              rpc_version=None, clock_skew=None):
     """Record that a service is alive: one UPDATE (an INSERT the first time
-    that host and binary report)."""
+    that host and binary report).
+
+    :param clock_skew: seconds the service's clock is ahead of the
+        database's (negative: behind), as it measured them.
+    """
     values = {name: value for name, value in (
-        ('topic', topic), ('version', version), ('rpc_version', rpc_version))
-        if value is not None}
+        ('topic', topic), ('version', version), ('rpc_version', rpc_version),
+        ('clock_skew', clock_skew)) if value is not None}
     _upsert(context, host, binary, values)
 
 
@@ -114,12 +110,11 @@ def agent_heartbeats(context, binary, generations):
     """
     if not generations:
         return {}
-    now = _now()
     count = context.session.execute(
         sa.update(models.Service)
         .where(models.Service.binary == binary,
                _at_generation(generations))
-        .values(last_seen_up=now, updated_at=now,
+        .values(last_seen_up=clock.utc_now(), updated_at=clock.utc_now(),
                 report_count=models.Service.report_count + 1)
         .execution_options(synchronize_session=False)).rowcount
     if count == len(generations):
@@ -142,6 +137,7 @@ def _stored_values(values):
     return stored
 
 
+@session.retry_on_conflict
 @main.writer
 def record_reports(context, binary, reports):
     """Record the generations of many agents' inventories with their
@@ -157,11 +153,11 @@ def record_reports(context, binary, reports):
     """
     known = {host: read for host, (read, _values) in reports.items()
              if read is not ABSENT}
-    now = _now()
     if known:
         values = {host: _stored_values(reports[host][1]) for host in known}
         columns = sorted({name for row in values.values() for name in row})
-        assignments = {'last_seen_up': now, 'updated_at': now,
+        assignments = {'last_seen_up': clock.utc_now(),
+                       'updated_at': clock.utc_now(),
                        'report_count': models.Service.report_count + 1}
         for name in columns:
             column = getattr(models.Service, name)
@@ -177,11 +173,12 @@ def record_reports(context, binary, reports):
         if count != len(known):
             return False
     new = [dict(_stored_values(values), host=host, binary=binary,
-                report_count=1, last_seen_up=now)
+                report_count=1)
            for host, (read, values) in sorted(reports.items())
            if read is ABSENT]
     if new:
-        context.session.execute(sa.insert(models.Service), new)
+        context.session.execute(sa.insert(models.Service).values(
+            last_seen_up=clock.utc_now()), new)
     return True
 
 
@@ -202,6 +199,18 @@ def list(context, binary=None):  # noqa: A001 - mirrors the object API
     if binary is not None:
         stmt = stmt.where(models.Service.binary == binary)
     return context.session.scalars(stmt).all()
+
+
+@main.reader
+def read(context, binary=None, host=None):
+    """``(the database's UTC time, rows)``: the services of ``binary`` (of
+    ``host`` too when given), and the time to judge their liveness by."""
+    stmt = sa.select(models.Service).order_by(models.Service.id)
+    if binary is not None:
+        stmt = stmt.where(models.Service.binary == binary)
+    if host is not None:
+        stmt = stmt.where(models.Service.host == host)
+    return clock.now(context.session), context.session.scalars(stmt).all()
 
 
 @_first_record_race

@@ -120,7 +120,8 @@ class AcceleratorDriver(abc.ABC):
 
         :param ctx: a ``DiscoveryContext`` (host name, shared sysfs scan).
             Deployable names must be unique across hosts: build them from
-            ``ctx.host`` and the device's PCI address.
+            ``ctx.host`` and the device's PCI address. A device without a
+            deployable says why in its ``offer_reason``.
         """
 
     def install(self, device):

@@ -135,7 +135,8 @@ class IntelQatDriver(base.AcceleratorDriver):
     Its deployable ``<host>_<PF address>`` has one accelerator and one PCI
     attach handle per SR-IOV VF bound to a guest driver (vfio-pci,
     qat_vfio_pci), or the PF itself when it has no VFs and is bound to
-    one. A PF offering nothing is reported without a deployable. With
+    one. A PF offering nothing is reported without a deployable, with its
+    offer reason. With
     ``[intel_qat] offer_host_bound_functions`` every VF is offered.
     """
 
@@ -202,7 +203,32 @@ class IntelQatDriver(base.AcceleratorDriver):
             pf, 'QAT', model, deployables, self.name,
             services=offered_services,
             vendor_info={'vfs': len(vfs), 'functions_offered': len(offered)},
-            functions=found)
+            functions=found,
+            offer_reason=None if offered else self._why_unoffered(
+                pf, vfs, has_vfs))
+
+    @staticmethod
+    def _why_unoffered(pf, vfs, has_vfs):
+        """Why a PF offers no function to guests."""
+        if has_vfs and not vfs:
+            return ('its SR-IOV VFs are enabled but none reads as one of '
+                    'its VFs (see its warnings), and a PF with VFs is never '
+                    'offered whole: check its VFs (sriov_numvfs, their '
+                    'virtfn links and device ids)')
+        if vfs:
+            drivers = sorted({holder(vf) or 'no driver' for vf in vfs})
+            return ('none of its %d VFs is bound to vfio-pci or '
+                    'qat_vfio_pci (they are on %s) and [intel_qat] '
+                    'offer_host_bound_functions is false: bind them to '
+                    'vfio-pci (activating the device binds those on no '
+                    'driver), or set that option to true'
+                    % (len(vfs), ', '.join(drivers)))
+        return ('it has no SR-IOV VFs and the PF is bound to %s, not to '
+                'vfio-pci or qat_vfio_pci, while [intel_qat] '
+                'offer_host_bound_functions is false: activate the device '
+                'to create its VFs ([intel_qat] create_vfs), bind the PF to '
+                'vfio-pci, or set that option to true'
+                % (holder(pf) or 'no driver'))
 
     def install(self, device):
         """Make the PF's VFs ready for guests.

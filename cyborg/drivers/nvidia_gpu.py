@@ -12,6 +12,7 @@ from cyborg.conf import gpu as gpu_conf
 from cyborg.drivers import base
 from cyborg.drivers import health
 from cyborg.drivers import mdev
+from cyborg.drivers import nvidia_modes
 from cyborg.drivers import nvml
 from cyborg.drivers import pci
 from cyborg.drivers import report
@@ -63,7 +64,9 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
     offers, on its PF (Turing and older) or on its SR-IOV VFs (Ampere and
     later), is one VGPU deployable ``<host>_<PF address>_<type>`` with one
     MDEV handle per vGPU the GPU can hold of the type, and the GPU is not
-    offered whole.
+    offered whole. A GPU that holds vGPUs of one type no option enables
+    for it offers the rest of that type, as if in that type's mode; a GPU
+    that offers nothing says why (``report.Device.offer_reason``).
 
     NOTE(gpu): ``install`` keeps the default (nothing to prepare). Nova
     passes a PGPU through as a managed hostdev, so libvirt binds it to
@@ -197,7 +200,7 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
         host = ctx.host
         vfs = [vf for vf in tools.virtual_functions(pf) if is_gpu(vf)]
         offered = {fn.address: fn.mdev_types() for fn in [pf] + vfs}
-        modes = _modes(pf, vfs, offered)
+        modes = nvidia_modes.offered_modes(pf, vfs, offered)
         chosen = ctx.chosen_mode(self.name, pf.address)
         if chosen is not None and chosen not in modes:
             self._warn_once(
@@ -210,27 +213,59 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
         # not, is busy: passing it through would pull the vGPU away.
         busy = {address for address, types in offered.items()
                 if any(kind.created for kind in types.values())}
+        held = nvidia_modes.held(pf, vfs, offered)
         if chosen is None:
-            deployables, services, used = self._vgpu_deployables(
-                host, pf, vfs, vgpus, offered)
-            used.update(busy)
-            for parent in self._pgpu_functions(pf, vfs, used):
-                deployables.append(self._pgpu(host, pf, parent))
-                services.append(SERVICE_PGPU)
-            mode = _derived_mode(pf, vfs, offered, deployables, services)
+            deployables, services, mode, reason = self._arranged(
+                host, pf, vfs, vgpus, offered, busy, held)
         else:
             deployables, services = self._chosen(host, pf, vfs, vgpus,
                                                  offered, chosen, busy)
             mode = chosen
+            reason = None if deployables else (
+                nvidia_modes.why_mode_unoffered(chosen, held))
         # NOTE(gpu): every VF's defects (and those of VFs the PF lost)
         # are warnings of the GPU, whether or not a handle uses the VF.
         device = pci.device(pf, pci.device_type(pf.class_code),
                             'NVIDIA GPU 0x%s' % pf.device_id, deployables,
                             self.name, services=services,
-                            functions=vfs + lost)
+                            functions=vfs + lost, offer_reason=reason)
         device.modes = modes
         device.mode = mode
         return device
+
+    def _arranged(self, host, pf, vfs, vgpus, offered, busy, held):
+        """(deployables, services, mode, offer reason) of a GPU that its
+        options arrange, no mode being chosen for it.
+
+        NOTE(vgpu): a GPU holding vGPUs of one type that no option enables
+        for it (created by hand, or under options since changed) is in
+        that type's mode: the kernel offers no other type beside them and
+        the GPU cannot be passed through, so the rest of that type is what
+        it offers. An enabled type whose device_addresses leave the GPU
+        out is the operator's word against it: no adoption.
+        """
+        deployables, services, used, applied = self._vgpu_deployables(
+            host, pf, vfs, vgpus, offered)
+        used.update(busy)
+        for parent in self._pgpu_functions(pf, vfs, used):
+            deployables.append(self._pgpu(host, pf, parent))
+            services.append(SERVICE_PGPU)
+        enabled = [type_id for type_id, _addresses in vgpus.types]
+        if (not deployables and not applied and len(held) == 1
+                and not set(held) & set(enabled)):
+            deployables, services = self._one_type(host, pf, vfs, offered,
+                                                   next(iter(held)))
+        mode = nvidia_modes.derived(pf, vfs, offered, deployables)
+        reason = None if deployables else nvidia_modes.why_unoffered(
+            pf, held, enabled, applied)
+        return deployables, services, mode, reason
+
+    def _one_type(self, host, pf, vfs, offered, type_id):
+        """The deployables and services of a GPU offering ``type_id``
+        alone, whatever ``[gpu_devices]`` enables."""
+        deployables, services, _used, _applied = self._vgpu_deployables(
+            host, pf, vfs, _VgpuPass([(type_id, None)]), offered)
+        return deployables, services
 
     def _chosen(self, host, pf, vfs, vgpus, offered, mode, busy):
         """The deployables and services of a GPU in the chosen ``mode``,
@@ -252,10 +287,7 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
                                 pf.address, mode)
                 return [], []
             return [self._pgpu(host, pf, pf)], [SERVICE_PGPU]
-        type_id = mode.split(':', 1)[1]
-        deployables, services, _used = self._vgpu_deployables(
-            host, pf, vfs, _VgpuPass([(type_id, None)]), offered)
-        return deployables, services
+        return self._one_type(host, pf, vfs, offered, mode.split(':', 1)[1])
 
     def _pgpu_functions(self, pf, vfs, used):
         """The functions of one GPU offered whole."""
@@ -268,7 +300,9 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
         return [vf for vf in vfs if vf.address not in used]
 
     def _vgpu_deployables(self, host, pf, vfs, vgpus, offered):
-        deployables, services, used = [], [], set()
+        """(deployables, services, the functions the types use, the types
+        that apply to this GPU, offered or without room)."""
+        deployables, services, used, applied = [], [], set(), []
         for vgpu_type, addresses in vgpus.types:
             # NOTE(vgpu): an SR-IOV GPU shows its types on its VFs (the PF
             # shows none); an older GPU on the PF itself.
@@ -281,6 +315,7 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
                       if _selected(fn, pf, addresses)]
             if not chosen:
                 continue
+            applied.append(vgpu_type)
             vgpus.offered.add(vgpu_type)
             for fn, _kind in chosen:
                 where = {fn.address, pf.address}
@@ -300,7 +335,7 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
                 continue
             deployables.append(self._vgpu(host, pf, chosen[0][1], handles))
             services.append(SERVICE_VGPU % vgpu_type)
-        return deployables, services, used
+        return deployables, services, used, applied
 
     def _pgpu(self, host, pf, fn):
         return report.Deployable(
@@ -322,31 +357,6 @@ class NvidiaGpuDriver(base.AcceleratorDriver):
                               kind.name)],
             attach_handles=handles,
             driver_name=self.name)
-
-
-def _modes(pf, vfs, offered):
-    """The partition modes of one GPU: whole, or any type of its PF, or
-    any type of its VFs."""
-    modes = {base.MODE_PASSTHROUGH}
-    modes.update(base.MODE_VGPU + type_id for type_id in offered[pf.address])
-    modes.update(base.MODE_SRIOV_VGPU + type_id
-                 for vf in vfs for type_id in offered[vf.address])
-    return sorted(modes)
-
-
-def _derived_mode(pf, vfs, offered, deployables, services):
-    """The mode of what the options made of a GPU: passthrough when it is
-    offered whole, a type's mode when that one type alone is offered,
-    None otherwise."""
-    if len(deployables) != 1:
-        return None
-    if services == [SERVICE_PGPU]:
-        (handle,) = deployables[0].attach_handles
-        return (base.MODE_PASSTHROUGH
-                if pci.handle_address(handle) == pf.address else None)
-    type_id = services[0][len(SERVICE_VGPU % ''):]
-    on_vfs = any(type_id in offered[vf.address] for vf in vfs)
-    return (base.MODE_SRIOV_VGPU if on_vfs else base.MODE_VGPU) + type_id
 
 
 def _physical_gpus(gpus):

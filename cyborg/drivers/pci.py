@@ -122,12 +122,13 @@ def std_board_info(fn):
 
 
 def device(fn, kind, model, deployables, driver_name, services=(),
-           vendor_info=None, functions=(), defects=()):
+           vendor_info=None, functions=(), defects=(), offer_reason=None):
     """A report.Device for the PCI function that controls the card.
 
     Its warnings are the defects of ``fn``, of every function its attach
     handles pass through, of ``functions`` (others the driver read) and
-    ``defects`` (the driver's own ``sysfs.Defect`` list).
+    ``defects`` (the driver's own ``sysfs.Defect`` list). ``offer_reason``
+    says why a device without ``deployables`` offers nothing.
     """
     # NOTE(pci): the board info reads fn's optional files, whose defects
     # the warnings must then include.
@@ -138,7 +139,8 @@ def device(fn, kind, model, deployables, driver_name, services=(),
         vendor_board_info=dict(vendor_info or {}),
         deployables=list(deployables), driver_name=driver_name,
         services=sorted(set(services)),
-        warnings=warnings(fn, deployables, functions, defects))
+        warnings=warnings(fn, deployables, functions, defects),
+        offer_reason=None if deployables else offer_reason)
 
 
 def warnings(fn, deployables, functions=(), defects=()):

@@ -154,6 +154,9 @@ class Device:
     #: The mode the device is in now; None when it has no modes or its
     #: arrangement is none of them (several vGPU types at once).
     mode: str | None = None
+    #: Why the device offers nothing, one line saying what an operator
+    #: can do about it; None when it offers something (a deployable).
+    offer_reason: str | None = None
 
     @property
     def key(self):
@@ -204,5 +207,23 @@ class HostReport:
                 # NOTE(report): agents older than partition modes send
                 # neither: their devices have no modes.
                 modes=list(dev.get('modes') or []),
-                mode=dev.get('mode')))
+                mode=dev.get('mode'),
+                offer_reason=_offer_reason(dev, deployables)))
         return cls(host=data['host'], devices=devices)
+
+
+#: The offer reason of a device that offers nothing and does not say why.
+UNEXPLAINED = ('the %s driver reports no deployable for it and no reason '
+               '(an agent older than offer reasons, or a driver that does '
+               'not give them): see the agent log of its host')
+
+
+def _offer_reason(dev, deployables):
+    """A reported device's offer reason; one that offers nothing always
+    has one."""
+    if deployables:
+        return None
+    # NOTE(report): agents older than offer reasons send none; the device
+    # still says that it offers nothing, and where to look.
+    return dev.get('offer_reason') or UNEXPLAINED % (
+        dev.get('driver_name') or 'unknown')

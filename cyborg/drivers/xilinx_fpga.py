@@ -80,6 +80,17 @@ def _slot(fn):
     return (fn.address.domain, fn.address.bus, fn.address.slot)
 
 
+def _why_unoffered(golden):
+    """Why a card without a user function offers nothing."""
+    if golden:
+        return ('it runs its golden (factory) image, which has no user '
+                'function: flash a shell onto it (xbmgmt program --base) '
+                'and cold-reboot the host')
+    return ('its user function (PF1) does not read (see its warnings): '
+            'check that a shell is flashed and that xocl or vfio-pci holds '
+            'the function, or rescan the PCI bus')
+
+
 def _missing(present, function, reason):
     """The Defect of the function ``function`` of ``present``'s slot."""
     address = sysfs.PciAddress(present.address.domain, present.address.bus,
@@ -98,7 +109,8 @@ class XilinxFpgaDriver(base.AcceleratorDriver):
     handle, the user function. A card showing only one of its functions
     is reported with a warning: without its user function it offers
     nothing, without its management function it cannot be programmed. A
-    card running its golden image is reported with no deployable.
+    card running its golden image is reported with no deployable, with its
+    offer reason.
     """
 
     # NOTE(fpga): the one spelling of the name, recorded as driver_name and
@@ -181,7 +193,7 @@ class XilinxFpgaDriver(base.AcceleratorDriver):
             control, 'FPGA', model, deployables, self.name,
             services=[SERVICE_SHELL] if mgmt is not None else [],
             vendor_info=info, functions=[fn for fn in (mgmt, user) if fn],
-            defects=defects)
+            defects=defects, offer_reason=_why_unoffered(golden))
 
     def _deployable(self, host, user, card_id):
         # NOTE(fpga): the product id is the management function's, as the

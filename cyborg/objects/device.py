@@ -17,13 +17,15 @@ class Device(base.CrudMixin, base.CyborgObject,
     # Version 1.3: health, health_reason, health_sources; health_details;
     #              status draining
     # Version 1.4: mode, modes
-    VERSION = '1.4'
+    # Version 1.5: offer_reason
+    VERSION = '1.5'
 
     _resource = 'devices'
     _json_fields = ('services', 'health_sources', 'modes')
     _fields_since = {(1, 1): ('services', 'status_reason'),
                      (1, 3): ('health', 'health_reason', 'health_sources'),
-                     (1, 4): ('mode', 'modes')}
+                     (1, 4): ('mode', 'modes'),
+                     (1, 5): ('offer_reason',)}
     _methods_since = {'list_view': (1, 2), 'health_details': (1, 3)}
     _older_forms = {'list_view': '_list_view_by_list',
                     'health_details': '_no_health_details'}
@@ -32,7 +34,7 @@ class Device(base.CrudMixin, base.CyborgObject,
                    'vendor_board_info', 'hostname', 'status',
                    'status_reason', 'services', 'created_at', 'updated_at',
                    'health', 'health_reason', 'health_sources', 'mode',
-                   'modes')
+                   'modes', 'offer_reason')
     #: The service whose heartbeats say when a device was last checked.
     AGENT_BINARY = 'cyborg-agent'
 
@@ -57,6 +59,9 @@ class Device(base.CrudMixin, base.CyborgObject,
         # vgpu:<type>, sriov-vgpu:<type>) and those it offers.
         'mode': fields.StringField(nullable=True),
         'modes': fields.ListOfStringsField(nullable=False, default=[]),
+        # NOTE(objects): why the device offers nothing, as its driver
+        # says; None when it offers something.
+        'offer_reason': fields.StringField(nullable=True),
     }
 
     def obj_make_compatible(self, primitive, target_version):
@@ -82,10 +87,10 @@ class Device(base.CrudMixin, base.CyborgObject,
         # NOTE(objects): conductors older than Device 1.2 have no list view;
         # their objects make the same rows.
         # Device 1.2 has no health fields, which the API then leaves out.
+        newer = [name for since, names in cls._fields_since.items()
+                 if since >= (1, 3) for name in names]
         return base.view_rows(cls.list(context, **query), [
-            name for name in cls.VIEW_FIELDS
-            if name not in cls._fields_since[(1, 3)] + cls._fields_since[
-                (1, 4)]])
+            name for name in cls.VIEW_FIELDS if name not in newer])
 
     @ovo_base.remotable_classmethod
     def health_details(cls, context, hostnames=None):

@@ -7,6 +7,7 @@ from cyborg import states
 BooleanField = fields.BooleanField
 DateTimeField = fields.DateTimeField
 DictOfStringsField = fields.DictOfStringsField
+FloatField = fields.FloatField
 IntegerField = fields.IntegerField
 ListOfDictOfNullableStringsField = fields.ListOfDictOfNullableStringsField
 ListOfStringsField = fields.ListOfStringsField

@@ -5,6 +5,7 @@ from cyborg.policies import agent
 from cyborg.policies import arq
 from cyborg.policies import attribute
 from cyborg.policies import base
+from cyborg.policies import conductor
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
@@ -12,7 +13,7 @@ from cyborg.policies import driver
 from cyborg.policies import limit
 
 _MODULES = (base, device, deployable, attribute, agent, device_profile,
-            arq, driver, accelerator, limit)
+            arq, driver, accelerator, limit, conductor)
 
 
 def list_rules():

@@ -9,10 +9,20 @@ HEADINGS = ('Group', 'Deployable', 'Host', 'Resource Class', 'Schedulable',
             'Reason', 'Detail')
 
 
+def _deployable(candidate: dict) -> str | None:
+    """The Deployable cell: the deployable's name, or for a device that
+    offers nothing (none of its own) the device."""
+    if candidate.get('deployable_uuid') is None and candidate.get(
+            'device_uuid'):
+        return '(device %s)' % candidate['device_uuid']
+    return candidate.get('deployable_name')
+
+
 class ExplainDeviceProfile(command.Lister):
     """Show, for each request group of a device profile, every deployable
     of the cloud: whether it can serve the group and, when it cannot, the
-    first reason why (microversion 2.8).
+    first reason why (microversion 2.8); then every device that offers
+    nothing, and why (2.10; an older server leaves them out).
 
     Placement is asked what Nova's scheduler would ask for each group; the
     caller's project is the one whose quota is checked.
@@ -35,7 +45,7 @@ class ExplainDeviceProfile(command.Lister):
         client = self.app.client_manager.accelerator_ops
         groups = client.explain_profile(parsed_args.device_profile,
                                         member_of=parsed_args.member_of)
-        rows = [(group.get('group'), candidate.get('deployable_name'),
+        rows = [(group.get('group'), _deployable(candidate),
                  candidate.get('hostname'), candidate.get('resource_class'),
                  candidate.get('schedulable'), candidate.get('reason') or '',
                  candidate.get('detail') or '')

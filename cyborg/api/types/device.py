@@ -12,10 +12,13 @@ from cyborg.api.types import link
 RESOURCE = 'devices'
 
 #: What a microversion shows of a device: how its status reads (None: not
-#: shown), whether the lifecycle fields (status_reason, services) are, and
-#: whether the health fields are.
-View = collections.namedtuple('View', 'status lifecycle health modes',
-                              defaults=(False, False))
+#: shown), whether the lifecycle fields (status_reason, services) are,
+#: whether the health fields and the mode fields are, and whether
+#: status_reason, when the status gives no reason, says why the device
+#: offers nothing (2.10).
+View = collections.namedtuple('View',
+                              'status lifecycle health modes offers',
+                              defaults=(False, False, False))
 #: The fields of a device's health (2.6).
 HEALTH_FIELDS = ('health', 'health_reason', 'health_sources',
                  'health_checked_at', 'affected_arqs')
@@ -58,7 +61,21 @@ VIEWS = microversion.ByVersion({
     '2.6': View(status=_status_2_6, lifecycle=True, health=True),
     '2.9': View(status=_status_2_6, lifecycle=True, health=True,
                 modes=True),
+    '2.10': View(status=_status_2_6, lifecycle=True, health=True,
+                 modes=True, offers=True),
 })
+
+
+def status_reason(reason, offer_reason, view):
+    """A device's status_reason as ``view`` shows it.
+
+    NOTE(devices): from 2.10 a device with no reason of its lifecycle's
+    (maintenance, draining, a mode change...) shows why it offers nothing;
+    the lifecycle's reason comes first, being what an operator did.
+    """
+    if view.offers and not reason:
+        return offer_reason or None
+    return reason
 
 
 def health_details(context, device_cls, hostnames):
@@ -125,7 +142,9 @@ class Device(base.APIBase):
         if view.status is not None:
             extra['status'] = view.status(obj.status)
         if view.lifecycle:
-            extra['status_reason'] = obj.status_reason
+            extra['status_reason'] = status_reason(
+                obj.status_reason, obj.offer_reason if obj.obj_attr_is_set(
+                    'offer_reason') else None, view)
             extra['services'] = list(obj.services)
         if view.health:
             extra.update(_health({
@@ -165,10 +184,19 @@ def list_body(rows, view=None, details=None):
     hidden.update(set(MODE_FIELDS) - set(rows['fields']))
     shown = [name for name in Device._wsme_attr_order[:-1]
              if name not in hidden]
-    items = list(base.view_items(rows, shown, RESOURCE, bookmark=False))
+    # NOTE(devices): a conductor older than Device 1.5 lists no offer
+    # reasons; read along, they fold into status_reason.
+    offers = view.offers and 'offer_reason' in rows['fields']
+    items = list(base.view_items(
+        rows, shown + ['offer_reason'] if offers else shown, RESOURCE,
+        bookmark=False))
     if view.status is not None:
         for item in items:
             item['status'] = view.status(item['status'])
+    if offers:
+        for item in items:
+            item['status_reason'] = status_reason(
+                item['status_reason'], item.pop('offer_reason'), view)
     if view.health:
         found = details({item['hostname'] for item in items}) if (
             details and items) else {'checked': {}, 'affected': {}}

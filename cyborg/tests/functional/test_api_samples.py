@@ -26,7 +26,8 @@ way a sample differs from the real body:
 * Cyborg's own version (in ``GET /v2/agents``) becomes ``SAMPLE_VERSION``;
 * request ids (``req-<uuid>``), and values of keys named ``generation``
   or ``request_id``, become fixed placeholders (no body carries them
-  today; they are volatile if one ever does).
+  today; they are volatile if one ever does); so does a conductor's
+  ``clock_skew``, measured anew at each heartbeat.
 
 Run with ``CYBORG_REGENERATE_SAMPLES=1`` to rewrite the samples from the
 API instead of failing (stale sample files are then removed), and review
@@ -67,6 +68,7 @@ SAMPLE_TIME = '12:00:00'
 LATEST = '2.5'
 LIMITS_VERSION = '2.7'
 EXPLAIN_VERSION = '2.8'
+CONDUCTORS_VERSION = '2.11'
 PROJECT = '6f3c8a9e2b4d4f1a8c7e5d3b2a1f0e9d'
 ADMIN = {'X-User-Id': 'admin', 'X-Project-Id': PROJECT,
          'X-Roles': 'admin,member,reader'}
@@ -93,7 +95,7 @@ _REQUEST_ID = re.compile(r'req-' + _UUID.pattern)
 _TIMESTAMP = re.compile(r'\d{4}-\d{2}-\d{2}([T ])\d{2}:\d{2}:\d{2}'
                         r'(\.\d+)?')
 _VOLATILE_KEYS = {'generation': 1, 'request_id': 'req-' + str(
-    uuid.uuid5(SAMPLE_NAMESPACE, 'request-id'))}
+    uuid.uuid5(SAMPLE_NAMESPACE, 'request-id')), 'clock_skew': 0.004}
 
 
 class Normaliser:
@@ -301,6 +303,11 @@ def _devices(api):
 
 def _agents(api):
     api.call('GET', '/v2/agents', 200, sample='agents-list-resp.json')
+
+
+def _conductors(api):
+    api.call('GET', '/v2/conductors', 200, version=CONDUCTORS_VERSION,
+             sample='conductors-list-resp.json')
 
 
 def _deployables(api):
@@ -569,6 +576,7 @@ def test_samples_are_what_the_api_answers(cloud):
     _versions(api)
     _devices(api)
     _agents(api)
+    _conductors(api)
     deployable = _deployables(api)
     _attributes(api, deployable)
     profile = _device_profile(api)

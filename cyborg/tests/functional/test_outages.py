@@ -1,4 +1,4 @@
-"""Database and broker outages, and a conductor killed mid-bind.
+"""Database and broker outages, conductors stopped or killed mid-request.
 
 One deployment of two conductors serves every test; its database and
 RabbitMQ are reached through TCP proxies that the tests cut. The
@@ -242,6 +242,66 @@ def test_bind_without_a_conductor_is_retried(cloud, nova):
     time.sleep(1)
     assert sum(len(e) for _h, e in nova.events_of(instance)) == 1
     assert _state(cloud, arq) == 'Bound'
+
+
+#: [DEFAULT] rpc_deadline_margin's default: what a conductor adds to a
+#: call's deadline before it judges it passed.
+DEADLINE_MARGIN = 2
+
+
+def _arqs_of(engine, profile):
+    with engine.connect() as conn:
+        return conn.execute(sa.text(
+            'SELECT a.uuid FROM accelerator_requests a JOIN device_profiles '
+            'p ON p.id = a.device_profile_id WHERE p.name = :n'),
+            {'n': profile}).scalars().all()
+
+
+def test_a_create_the_api_gave_up_on_leaves_nothing(cloud):
+    """A create answered 503 while the conductors were stopped is dropped
+    when they wake, instead of leaving orphan ARQs."""
+    name = 'dp-%s' % uuid.uuid4().hex[:8]
+    made, _took = _timed('POST', cloud, '/v2/device_profiles', json=[
+        {'name': name, 'groups': [{'resources:FPGA': '1'}]}])
+    assert made.status_code == 201, made.text
+    offsets = {p.name: len(p.log()) for p in cloud.conductors}
+    engine = sa.create_engine(cloud.db_url)
+    for proc in cloud.conductors:
+        proc.proc.send_signal(signal.SIGSTOP)
+    try:
+        sent = time.monotonic()
+        resp, took = _timed('POST', cloud, '/v2/accelerator_requests',
+                            headers=NOVA, json={'device_profile_name': name})
+        _assert_unavailable(resp, took, 'conductor')
+        request = resp.headers['x-openstack-request-id']
+        # NOTE(tests): woken after the call's deadline and its margin, as
+        # a conductor SIGSTOPped for a while or stuck in a long pause.
+        time.sleep(max(0.0, sent + RPC_TIMEOUT + DEADLINE_MARGIN + 1.5 -
+                       time.monotonic()))
+    finally:
+        for proc in cloud.conductors:
+            proc.proc.send_signal(signal.SIGCONT)
+    try:
+        dropped = 'Dropped RPC call create_arqs of request %s' % request
+
+        def logged():
+            found = [text for text in _logs_since(
+                cloud.conductors, offsets).values() if dropped in text]
+            return found if found else None
+        (text,) = processes.wait_for(logged, 30, what='the dropped call')
+        assert text.count(dropped) == 1, text
+        assert 'from device profile %s' % name not in text, text
+        MEASURED['late_create_dropped_after_s'] = round(
+            time.monotonic() - sent, 1)
+        assert _recovered(cloud) < 10
+        assert _arqs_of(engine, name) == []
+        # The conductors serve the same create at once again.
+        made, _took = _timed('POST', cloud, '/v2/accelerator_requests',
+                             headers=NOVA, json={'device_profile_name': name})
+        assert made.status_code == 201, made.text
+        assert len(_arqs_of(engine, name)) == 1
+    finally:
+        engine.dispose()
 
 
 def _owner(engine, arq):

@@ -5,9 +5,10 @@ cyborg-api, -conductor and -agent run over RabbitMQ and MariaDB with a
 real Placement; the agent runs the NVIDIA GPU driver on a host built
 with the simulated ``nvidia-host``'s own builders: a T4 whose vGPU types
 live on its PF, an idle A100 whose types live on its SR-IOV VFs, an A100
-two of whose VFs hold vGPUs, and a Quadro RTX 6000. An instance holds the
-RTX 6000 throughout, through a bound accelerator request and its
-allocation in Placement, as Nova leaves them; no switch may touch it.
+two of whose VFs hold vGPUs (and offers the rest of their type), and a
+Quadro RTX 6000. An instance holds the RTX 6000 throughout, through a
+bound accelerator request and its allocation in Placement, as Nova leaves
+them; no switch may touch it.
 """
 
 import json
@@ -188,9 +189,11 @@ def test_each_gpu_shows_the_modes_its_hardware_offers(cloud):
         'passthrough', 'sriov-vgpu:nvidia-471', 'sriov-vgpu:nvidia-472',
         'sriov-vgpu:nvidia-474'])
     assert _device(cloud, RTX)['modes'] == ['passthrough']
-    # vGPUs made outside Cyborg on two VFs: no mode they fit in the list
+    # NOTE(tests): vGPUs made outside Cyborg on two VFs, of a type no
+    # option enables: the GPU is in that type's mode (it offered nothing
+    # before offer reasons)
     busy = _device(cloud, BUSY_A100)
-    assert busy['mode'] is None
+    assert busy['mode'] == 'sriov-vgpu:nvidia-471'
     assert 'sriov-vgpu:nvidia-471' in busy['modes']
 
 
@@ -267,7 +270,8 @@ def test_a_gpu_that_holds_vgpus_does_not_switch(cloud):
             cloud.uuids[BUSY_A100], nvidia_hosts.mdev_uuid(0, 0),
             nvidia_hosts.mdev_uuid(0, 1)))
     device = _device(cloud, BUSY_A100)
-    assert (device['mode'], device['status']) == (None, 'ready')
+    assert (device['mode'], device['status']) == ('sriov-vgpu:nvidia-471',
+                                                  'ready')
 
 
 def test_a_refused_reshape_leaves_everything_as_it_was(cloud):

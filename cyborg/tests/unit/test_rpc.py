@@ -3,6 +3,7 @@
 import threading
 import time
 
+from oslo_config import cfg
 import oslo_messaging as messaging
 import pytest
 
@@ -48,6 +49,38 @@ def test_a_gated_call_fails_in_time_while_the_broker_is_unreached(
     assert client.can_send_version('1.0')
 
 
-def test_a_client_without_reply_wait_is_oslo_messagings(fake_rpc):
+def test_a_client_without_reply_wait_never_waits_for_the_reply_queue(
+        fake_rpc, monkeypatch):
+    sent = []
+    monkeypatch.setattr(messaging.rpc.client._BaseCallContext, 'call',
+                        lambda self, ctxt, method, **kw: sent.append(method))
     client = rpc.get_client(messaging.Target(topic='t'))
-    assert isinstance(client, messaging.RPCClient)
+    client.call({}, 'first')
+    client.prepare(timeout=1).call({}, 'second')
+    assert sent == ['first', 'second']
+    assert rpc._REPLIES is None
+
+
+def test_rabbit_defaults_apply_unless_a_file_sets_them(tmp_path):
+    # NOTE(tests): a transport of the RabbitMQ driver registers its
+    # options without connecting; the defaults apply once it has.
+    conf = cfg.ConfigOpts()
+    path = tmp_path / 'cyborg.conf'
+    path.write_text('[oslo_messaging_rabbit]\nrabbit_interval_max = 9\n')
+    conf([], default_config_files=[str(path)])
+    transport = messaging.get_rpc_transport(
+        conf, url='rabbit://guest:guest@127.0.0.1:1/')
+    try:
+        rpc._rabbit_defaults(conf)
+        rabbit = conf.oslo_messaging_rabbit
+        assert rabbit.rabbit_qos_prefetch_count == 1
+        assert rabbit.rabbit_interval_max == 9
+    finally:
+        transport.cleanup()
+
+
+def test_rabbit_defaults_leave_other_drivers_alone():
+    conf = cfg.ConfigOpts()
+    conf([])
+    rpc._rabbit_defaults(conf)
+    assert 'oslo_messaging_rabbit' not in conf

@@ -7,6 +7,7 @@ from cyborg.api import microversion
 from cyborg.api.controllers.v2 import agents
 from cyborg.api.controllers.v2 import arqs
 from cyborg.api.controllers.v2 import attributes
+from cyborg.api.controllers.v2 import conductors
 from cyborg.api.controllers.v2 import deployables
 from cyborg.api.controllers.v2 import device_profiles
 from cyborg.api.controllers.v2 import devices
@@ -25,6 +26,7 @@ class V2Controller(rest.RestController):
     accelerator_requests = arqs.ARQsController()
     agents = agents.AgentsController()
     attributes = attributes.AttributesController()
+    conductors = conductors.ConductorsController()
     devices = devices.DevicesController()
     deployables = deployables.DeployablesController()
     device_profiles = device_profiles.DeviceProfilesController()

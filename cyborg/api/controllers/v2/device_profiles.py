@@ -21,6 +21,8 @@ _SORT_KEYS = ('id', 'uuid', 'name', 'created_at', 'updated_at')
 
 
 CANDIDATES = 'candidates'
+#: Whether the candidates list the devices that offer nothing (2.10).
+UNOFFERED_LISTED = microversion.ByVersion({'2.0': False, '2.10': True})
 
 
 def _no_part(part):
@@ -113,6 +115,13 @@ class DeviceProfilesController(rest.RestController):
             member_of = validation.member_of(member_of)
         body = conductor_rpcapi.for_api().explain_profile(
             context, uuid_or_name, context.project_id, member_of)
+        if not UNOFFERED_LISTED():
+            # NOTE(explain): the devices that offer nothing (no deployable)
+            # are listed from 2.10; 2.8 and 2.9 answer as they did.
+            for group in body['groups']:
+                group['candidates'] = [
+                    entry for entry in group['candidates']
+                    if entry['deployable_uuid'] is not None]
         return types_base.rendered(body)
 
     @expose.expose(dp_types.DeviceProfile, body=dp_types.POST_BODY,

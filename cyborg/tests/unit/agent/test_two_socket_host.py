@@ -4,6 +4,7 @@ import pytest
 
 from cyborg.agent import resource_tracker
 from cyborg.conf import gpu as gpu_conf
+from cyborg.drivers import sysfs
 from cyborg.drivers import tools
 from cyborg.tests import damage_fuzz
 from cyborg.tests.fixtures import pci_hosts
@@ -43,11 +44,16 @@ D5005_TRAITS, D5005_SERVICES = _fpga('D5005', tsh.fpga.D5005_INTERFACE,
 C62X_VFS = _vfs('3d', 1, range(8))
 GEN4_VFS = _vfs('87', 0, range(1, 5))
 GEN4_DC_VFS = _vfs('88', 0, range(1, 5))
+T4_1B_TRAITS = ['CUSTOM_NVIDIA_1EB8_GRID_T4_1B', 'OWNER_CYBORG']
+A100_4C_TRAITS = ['CUSTOM_NVIDIA_20F1_GRID_A100_4C', 'OWNER_CYBORG']
+# 16 VFs, one vGPU each, but max_instance of A100-4C is 10 per GPU.
+A100_4C_VFS = _vfs('5e', 0, range(4, 8)) + _vfs('5e', 1, range(6))
 
 #: Control address -> (type, driver, model, services, deployables), each
 #: deployable (name suffix, resource class, traits, handle addresses),
 #: with no vGPU type enabled: the T4 and the A100 hold a vGPU each, so
-#: they are not offered whole either.
+#: they are not offered whole but in the mode of that vGPU's type (before
+#: offer reasons they offered nothing).
 INVENTORY = {
     tsh.NVME: ('NVME', 'pci', '144d:a808', ['pci.passthrough'], [
         (tsh.NVME, 'CUSTOM_PCI', ['CUSTOM_PCI_144D',
@@ -58,10 +64,13 @@ INVENTORY = {
     tsh.PAC_A10: ('FPGA', 'intel_fpga', 'Intel PAC Arria 10 GX',
                   A10_SERVICES, [
                       (tsh.PAC_A10, 'FPGA', A10_TRAITS, [tsh.PAC_A10_VF])]),
-    tsh.T4: ('GPU', 'nvidia_gpu', 'NVIDIA GPU 0x1eb8', [], []),
+    tsh.T4: ('GPU', 'nvidia_gpu', 'NVIDIA GPU 0x1eb8', ['vgpu:nvidia-222'], [
+        (tsh.T4 + '_nvidia-222', 'VGPU', T4_1B_TRAITS, [tsh.T4] * 16)]),
     tsh.QAT_C62X: ('QAT', 'intel_qat', 'C62x', QAT_ALL, [
         (tsh.QAT_C62X, 'CUSTOM_QAT', _qat('37C8', *QAT_ALL), C62X_VFS)]),
-    tsh.A100: ('GPU', 'nvidia_gpu', 'NVIDIA GPU 0x20f1', [], []),
+    tsh.A100: ('GPU', 'nvidia_gpu', 'NVIDIA GPU 0x20f1', ['vgpu:nvidia-471'],
+               [(tsh.A100 + '_nvidia-471', 'VGPU', A100_4C_TRAITS,
+                 A100_4C_VFS)]),
     tsh.ALVEO_MGMT: ('FPGA', 'xilinx_fpga', 'Alveo U250', ['fpga.shell'], [
         (tsh.ALVEO_USER, 'FPGA', ['CUSTOM_FPGA_PRODUCT_ID_5004',
                                   'CUSTOM_FPGA_XILINX', 'OWNER_CYBORG'],
@@ -144,9 +153,32 @@ def test_vgpu_types_on_the_pf_and_on_the_vfs(override):
     assert (a100.name, a100.resource_class, a100.num_accelerators) == (
         'compute-1_%s_nvidia-471' % tsh.A100, 'VGPU', 10)
     assert [_address(h.attach_info) for h in a100.attach_handles] == (
-        _vfs('5e', 0, range(4, 8)) + _vfs('5e', 1, range(6)))
-    assert sorted(a100.traits) == ['CUSTOM_NVIDIA_20F1_GRID_A100_4C',
-                                   'OWNER_CYBORG']
+        A100_4C_VFS)
+    assert sorted(a100.traits) == A100_4C_TRAITS
+
+
+def test_the_t4_is_offered_in_the_mode_of_the_vgpu_it_holds(override):
+    # NOTE(tests): one T4-1B made outside Cyborg, no mode chosen and no
+    # vGPU type enabled: the T4 cannot be passed through, and the kernel
+    # offers no other type beside the vGPU, so it takes that type's mode.
+    _report, found = _discover(override, tsh.NAME)
+    t4 = found[tsh.T4]
+    assert (t4.mode, t4.services, t4.offer_reason) == (
+        'vgpu:nvidia-222', ['vgpu:nvidia-222'], None)
+    assert 'passthrough' in t4.modes
+    (dep,) = t4.deployables
+    # 15 can still be made and 1 exists: the type's 16 on this GPU.
+    kind = sysfs.Sysfs(pci_hosts.committed(tsh.NAME)).pci_function(
+        tsh.T4).mdev_types()['nvidia-222']
+    assert (kind.available_instances, kind.created) == (15, 1)
+    assert (dep.name, dep.resource_class, dep.num_accelerators) == (
+        'compute-1_%s_nvidia-222' % tsh.T4, 'VGPU', 16)
+    assert [h.attach_info['vgpu_mark'] for h in dep.attach_handles] == [
+        'nvidia-222_%d' % n for n in range(16)]
+    # Enabling the type it holds changes nothing.
+    gpu_conf.register_dynamic_opts(gpu_conf.cfg.CONF)
+    _report, enabled = _discover(override, tsh.NAME, ['nvidia-222'])
+    assert enabled[tsh.T4].deployables == t4.deployables
 
 
 def test_no_function_is_claimed_twice_or_by_the_generic_driver(override):
@@ -189,6 +221,12 @@ def test_a_damaged_host_loses_only_what_is_damaged(override):
         tsh.QAT_4XXX]
     expected[tsh.QAT_4XXX] = (kind, driver, model, [], [
         (name, rc, _qat('4940'), vfs)])
+    # The A100's VF it lost is no vGPU parent: the next free one is.
+    kind, driver, model, services, [(name, rc, traits, _vfs_)] = expected[
+        tsh.A100]
+    expected[tsh.A100] = (kind, driver, model, services, [
+        (name, rc, traits, _vfs('5e', 0, range(4, 7)) +
+         _vfs('5e', 1, range(7)))])
     assert {address: _summary(device) for address, device in found.items()
             } == expected
     assert tools.control_address(found[tsh.A100]) == tsh.A100

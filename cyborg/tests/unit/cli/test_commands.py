@@ -25,7 +25,8 @@ from cyborg_cli.v1 import units
 
 OPS = {'OpenStack-API-Version': 'accelerator 2.5'}
 LIMITS = {'OpenStack-API-Version': 'accelerator 2.7'}
-EXPLAIN = {'OpenStack-API-Version': 'accelerator 2.8'}
+EXPLAIN = {'OpenStack-API-Version': 'accelerator 2.10'}
+EXPLAIN_2_8 = {'OpenStack-API-Version': 'accelerator 2.8'}
 MODES = {'OpenStack-API-Version': 'accelerator 2.9'}
 UUID = '6f1c2a62-0d51-4bd4-9c07-2d0b0c8f0a11'
 INSTANCE = '0b4c3d7e-5a3c-4d8e-9f61-73e0d4a1b2c3'
@@ -264,6 +265,32 @@ def test_device_profile_explain_shows_every_deployable(argv, url):
          'it offers FPGA; the group asks for PGPU'),
         (1, 'cn1_gpu0', 'cn1', 'PGPU', False, 'no_capacity',
          'used 1 of 1 (0 reserved); the group asks for 1')]
+
+
+def test_device_profile_explain_shows_devices_that_offer_nothing():
+    nothing = dict(candidate('x', None, 'device_offers_nothing',
+                             'it runs its golden (factory) image'),
+                   deployable_uuid=None, deployable_name=None,
+                   device_uuid='dev-golden', rp_uuid=None)
+    body = dict(EXPLAINED, groups=[dict(EXPLAINED['groups'][0], candidates=[
+        candidate('cn1_fpga0', 'FPGA'), nothing])])
+    (_headings, rows), _calls = run(explain.ExplainDeviceProfile, ['fpga'],
+                                    response(200, body))
+    assert [plain(row) for row in rows][-1] == (
+        0, '(device dev-golden)', 'cn1', None, False,
+        'device_offers_nothing', 'it runs its golden (factory) image')
+
+
+def test_device_profile_explain_of_a_server_before_2_10():
+    (_headings, rows), calls = run(
+        explain.ExplainDeviceProfile, ['fpga'],
+        fault(406, 'Version 2.10 is not supported by the API. Minimum is '
+                   '2.0 and maximum is 2.9.'),
+        response(200, EXPLAINED))
+    assert [c.headers[cli_client.VERSION_HEADER] for c in calls] == [
+        'accelerator 2.10', 'accelerator 2.8']
+    assert calls[1].headers.items() >= EXPLAIN_2_8.items()
+    assert len(list(rows)) == 5
 
 
 def test_device_profile_explain_of_one_group():

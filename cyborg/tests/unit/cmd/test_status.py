@@ -243,6 +243,57 @@ def test_stuck_arqs_name_at_most_ten(checks, db, override):
     assert 'and 2 more' in result.details
 
 
+# --- Orphaned accelerator requests -----------------------------------------
+
+def _profile_arq(engine, uuid, age, **values):
+    """An ARQ of a device profile, ``age`` seconds old."""
+    created = _now() - datetime.timedelta(seconds=age)
+    with engine.begin() as conn:
+        profile = conn.execute(sa.select(models.DeviceProfile.id)).scalar()
+        if profile is None:
+            profile = conn.execute(sa.insert(
+                models.DeviceProfile.__table__).values(
+                    uuid=_uuid(999), name='dp', profile_json='{}')
+            ).inserted_primary_key[0]
+        row = dict(uuid=uuid, state=states.ARQ_INITIAL,
+                   device_profile_id=profile, device_profile_group_id=0,
+                   created_at=created)
+        row.update(values)
+        conn.execute(sa.insert(models.AcceleratorRequest.__table__)
+                     .values(**row))
+
+
+def test_no_orphan_arqs(checks, db, override):
+    override('orphan_arq_age', 3600, group='conductor')
+    _profile_arq(db, _uuid(1), age=60)
+    _profile_arq(db, _uuid(2), age=7200, state=states.ARQ_BOUND,
+                 instance_uuid=_uuid(100))
+    assert checks._check_orphan_arqs().code == Code.SUCCESS
+
+
+def test_orphan_arqs(checks, db, override):
+    override('orphan_arq_age', 3600, group='conductor')
+    _profile_arq(db, _uuid(1), age=60)
+    _profile_arq(db, _uuid(2), age=7200)
+    _profile_arq(db, _uuid(3), age=4000)
+    result = checks._check_orphan_arqs()
+    assert result.code == Code.WARNING
+    assert result.details.startswith(
+        '2 accelerator requests are Initial with no instance for more than '
+        '3600 seconds, the oldest for 72')
+    assert 'Quotas do not count them' in result.details
+
+
+def test_orphan_arqs_while_removal_is_off(checks, db, override):
+    override('orphan_arq_age', 0, group='conductor')
+    _profile_arq(db, _uuid(1), age=60)
+    _profile_arq(db, _uuid(2), age=7200)
+    result = checks._check_orphan_arqs()
+    assert result.code == Code.WARNING
+    assert result.details.startswith('1 accelerator requests')
+    assert 'orphan_arq_age is 0, so nothing removes them' in result.details
+
+
 # --- Policy file format ------------------------------------------------------
 
 @pytest.fixture

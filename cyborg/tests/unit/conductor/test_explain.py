@@ -9,12 +9,16 @@ from cyborg import states
 from cyborg.conductor import binding
 from cyborg.conductor import explain
 from cyborg.conductor import inventory
+from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.db import services as service_db
 from cyborg.drivers import base
 from cyborg.drivers import fake
+from cyborg.drivers import nvidia_gpu
 from cyborg.drivers import report
 from cyborg.objects import device_profile as profile_obj
+from cyborg.tests.fixtures import nvidia_hosts as nv
+from cyborg.tests.fixtures import pci_hosts
 
 HOST = 'node1'
 
@@ -244,3 +248,48 @@ def test_a_conductor_given_a_placement_client_asks_it(cloud, ctx, override):
     body = conductor.explain_profile(ctx, 'fpga', 'p1')
     assert cloud.queries == [({'FPGA': 1}, [], None)]
     assert {c['reason'] for c in body['groups'][0]['candidates']} == {None}
+
+
+def _report_gpus(ctx, host, override):
+    """``host``'s nvidia-host GPUs with nvidia-223 enabled: the T4 that
+    holds a vGPU of nvidia-222 offers nothing, and says why."""
+    override('enabled_vgpu_types', ['nvidia-223'], group='gpu_devices')
+    devices = nvidia_gpu.NvidiaGpuDriver().discover(base.DiscoveryContext(
+        host, sysfs_root=pci_hosts.committed(nv.NAME)))
+    inventory.apply_report(ctx, report.HostReport(host=host,
+                                                  devices=devices))
+    (busy,) = [d for d in devices if not d.deployables]
+    return busy
+
+
+def test_devices_that_offer_nothing_follow_the_deployables(cloud, ctx,
+                                                           override):
+    busy = _report_gpus(ctx, 'gpu1', override)
+    (device,) = [d for d in dbapi.devices.list(ctx)
+                 if d.hostname == 'gpu1' and not dbapi.deployables.list(
+                     ctx, filters={'device_id': d.id})]
+    for profile in ('fpga', 'two-groups'):
+        body = explain.explain(ctx, profile, 'p1', client=cloud)
+        for group in body['groups']:
+            *deployables, last = group['candidates']
+            assert all(c['deployable_uuid'] for c in deployables)
+            assert last == {
+                'deployable_uuid': None, 'deployable_name': None,
+                'device_uuid': device.uuid, 'hostname': 'gpu1',
+                'resource_class': None, 'rp_uuid': None,
+                'schedulable': False, 'reason': 'device_offers_nothing',
+                'detail': busy.offer_reason}
+    assert busy.offer_reason.startswith('it holds vGPUs of nvidia-222')
+    # Its reason is the last of REASONS: no deployable check comes after.
+    assert explain.REASONS[-1] == 'device_offers_nothing'
+
+
+def test_a_device_without_a_reason_recorded(cloud, ctx, db, override):
+    # NOTE(tests): a row reported before offer reasons existed.
+    _report_gpus(ctx, 'gpu1', override)
+    _set(db, models.Device, {'offer_reason': None})
+    (last,) = [c for c in _first(ctx, cloud)[0]['groups'][0]['candidates']
+               if c['deployable_uuid'] is None]
+    assert (last['reason'], last['detail']) == (
+        'device_offers_nothing', 'it has no deployable, and its agent has '
+        'not said why (an agent older than offer reasons)')

@@ -160,3 +160,34 @@ def test_warnings_never_hide_a_fault(db, ctx, override):
     (device,) = _rows(db, models.Device)
     assert device.status == states.DEVICE_ERROR
     assert device.status_reason == 'unhealthy: fell off the bus'
+
+
+def test_the_offer_reason_is_recorded_until_the_device_offers(db, ctx,
+                                                              override):
+    offering = _report(override=override)
+    empty = _report(override=override)
+    empty.devices[0].deployables = []
+    empty.devices[0].offer_reason = 'its VFs sit on host drivers'
+    inventory.apply_report(ctx, empty)
+    (device,) = _rows(db, models.Device)
+    # The reason has a column of its own: the status and its reason are
+    # the lifecycle's.
+    assert (device.offer_reason, device.status_reason) == (
+        'its VFs sit on host drivers', None)
+    assert inventory.apply_report(ctx, empty)['changed'] is False
+    empty.devices[0].offer_reason = 'its PF sits on a host driver'
+    assert inventory.apply_report(ctx, empty)['changed'] is True
+    assert _rows(db, models.Device)[0].offer_reason == (
+        'its PF sits on a host driver')
+    inventory.apply_report(ctx, offering)
+    assert _rows(db, models.Device)[0].offer_reason is None
+
+
+def test_a_report_of_an_agent_older_than_offer_reasons(db, ctx, override):
+    primitive = _report(override=override).to_primitive()
+    for device in primitive['devices']:
+        del device['offer_reason']
+        device['deployables'] = []
+    inventory.apply_report(ctx, report.HostReport.from_primitive(primitive))
+    (device,) = _rows(db, models.Device)
+    assert device.offer_reason == report.UNEXPLAINED % 'fake'

@@ -93,6 +93,19 @@ def test_c6xx_host_offers_the_vfs_on_vfio_pci():
         NEW: ('C62x', ALL, [], None, {'vfs': 0, 'functions_offered': 0},
               []),
     }
+    # What offers nothing says why, and what an operator can do.
+    assert {address: dev.offer_reason for address, dev in found.items()
+            if dev.offer_reason} == {
+        HOST_VFS: 'none of its 4 VFs is bound to vfio-pci or qat_vfio_pci '
+                  '(they are on c6xxvf) and [intel_qat] '
+                  'offer_host_bound_functions is false: bind them to '
+                  'vfio-pci (activating the device binds those on no '
+                  'driver), or set that option to true',
+        NEW: 'it has no SR-IOV VFs and the PF is bound to c6xx, not to '
+             'vfio-pci or qat_vfio_pci, while [intel_qat] '
+             'offer_host_bound_functions is false: activate the device to '
+             'create its VFs ([intel_qat] create_vfs), bind the PF to '
+             'vfio-pci, or set that option to true'}
     mixed = found[MIXED]
     assert (mixed.type, mixed.vendor, mixed.driver_name) == (
         'QAT', '0x8086', 'intel_qat')

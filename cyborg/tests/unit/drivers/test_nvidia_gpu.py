@@ -58,8 +58,14 @@ def test_every_idle_gpu_is_a_pgpu_by_default():
         assert (dev.type, dev.vendor) == ('GPU', '0x10de')
         assert dev.driver_name == 'nvidia_gpu'
         assert dev.warnings == []
-    # The A100's first VF holds a vGPU: the GPU is busy, not offered whole.
-    assert (devices[A100].deployables, devices[A100].services) == ([], [])
+    # NOTE(tests): the A100's first VF holds a vGPU of nvidia-471, which
+    # no option enables: it is not offered whole, but in that type's mode
+    # (before offer reasons it offered nothing, silently).
+    a100 = devices[A100]
+    assert (a100.mode, a100.services) == ('sriov-vgpu:nvidia-471',
+                                          ['vgpu:nvidia-471'])
+    (dep,) = a100.deployables
+    assert (dep.resource_class, dep.num_accelerators) == ('VGPU', 4)
     for address in (T4_VGPU, T4_PLAIN):
         dev = devices[address]
         assert dev.services == ['gpu.compute']
@@ -203,8 +209,9 @@ def test_unknown_type_is_one_warning(vgpu, caplog):
     driver = nvidia_gpu.NvidiaGpuDriver()
     ctx = base.DiscoveryContext(HOST, pci_hosts.committed('gpu-host'))
     devices = driver.discover(ctx)
+    # The A100 holds a vGPU of a type not enabled: in that type's mode.
     assert [dep.resource_class for d in devices for dep in d.deployables
-            ] == ['PGPU', 'PGPU']
+            ] == ['PGPU', 'PGPU', 'VGPU']
     driver.discover(base.DiscoveryContext(
         HOST, pci_hosts.committed('gpu-host')))
     records = [r for r in caplog.records if r.name == nvidia_gpu.__name__]

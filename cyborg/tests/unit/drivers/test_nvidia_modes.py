@@ -45,10 +45,12 @@ def test_modes_the_hardware_offers():
 
 def test_mode_derived_from_the_options(override):
     devices = _discover()
-    # Offered whole: passthrough; holding vGPUs of no enabled type: none.
+    # Offered whole: passthrough; holding vGPUs of one type no option
+    # enables: that type's mode, on the PF or on the VFs.
     assert {a: d.mode for a, d in devices.items()} == {
-        nv.T4_BUSY: None, nv.T4_FRESH: 'passthrough',
-        nv.A10_VFIO: 'passthrough', nv.A100_PF: None, nv.RTX: 'passthrough'}
+        nv.T4_BUSY: 'vgpu:nvidia-222', nv.T4_FRESH: 'passthrough',
+        nv.A10_VFIO: 'passthrough', nv.A100_PF: 'sriov-vgpu:nvidia-471',
+        nv.RTX: 'passthrough'}
     override('enabled_vgpu_types', ['nvidia-222', 'nvidia-223', 'nvidia-471'],
              group='gpu_devices')
     gpu_conf.register_dynamic_opts(CONF)

@@ -18,12 +18,13 @@ HOST = 'compute-1'
 ALL_TYPES = [spec[0] for spec in nv.T4_TYPES + nv.A100_TYPES]
 VFS = nv.A100_VFS
 # What every GPU of nvidia-host offers when no vGPU type is enabled: the
-# busy T4 and the A100 hold vGPUs, so they are not offered whole.
+# busy T4 and the A100 hold vGPUs of one type each, so they are not
+# offered whole but in that type's mode, the vGPUs that exist counted.
 IDLE = {
-    nv.T4_BUSY: {},
+    nv.T4_BUSY: {nv.T4_BUSY + '_nvidia-222': ('VGPU', 16)},
     nv.T4_FRESH: {nv.T4_FRESH: ('PGPU', 1)},
     nv.A10_VFIO: {nv.A10_VFIO: ('PGPU', 1)},
-    nv.A100_PF: {},
+    nv.A100_PF: {nv.A100_PF + '_nvidia-471': ('VGPU', 10)},
     nv.RTX: {nv.RTX: ('PGPU', 1)},
 }
 
@@ -94,8 +95,10 @@ def test_idle_gpus_are_pgpus_and_nothing_else_is_a_gpu():
     assert _inventory(devices) == IDLE
     for address, dev in devices.items():
         assert (dev.type, dev.vendor, dev.warnings) == ('GPU', '0x10de', [])
-        expected = ['gpu.compute'] if IDLE[address] else []
-        assert dev.services == expected
+        expected = ['vgpu:' + name.rsplit('_', 1)[1] if rc == 'VGPU'
+                    else 'gpu.compute'
+                    for name, (rc, _count) in IDLE[address].items()]
+        assert (dev.services, dev.offer_reason) == (expected, None)
     rtx = devices[nv.RTX].deployables[0]
     assert rtx.traits == ['OWNER_CYBORG', 'CUSTOM_NVIDIA_1E30']
     assert [(h.attach_type, h.attach_info) for h in rtx.attach_handles] == [
@@ -146,13 +149,18 @@ CONFIGS = {
                           nv.T4_FRESH + '_nvidia-230': ('VGPU', 4)},
             # 2 VFs hold an A100-4C, 14 are free: max_instance says 10.
             nv.A100_PF: {nv.A100_PF + '_nvidia-471': ('VGPU', 10)}})),
+    # The busy GPUs hold vGPUs of other types, which leave no room for
+    # those enabled: nothing (an offer reason says why).
     'a type no vGPU holds': (
         {'nvidia-223': None, 'nvidia-472': None},
         dict(IDLE, **{
+            nv.T4_BUSY: {}, nv.A100_PF: {},
             nv.T4_FRESH: {nv.T4_FRESH + '_nvidia-223': ('VGPU', 8)}})),
+    # The busy T4's type is enabled on the other T4 alone: not adopted.
     'one T4 only': (
         {'nvidia-222': [nv.T4_FRESH]},
         dict(IDLE, **{
+            nv.T4_BUSY: {},
             nv.T4_FRESH: {nv.T4_FRESH + '_nvidia-222': ('VGPU', 16)}})),
     'two free VFs': (
         {'nvidia-471': [VFS[2], VFS[5]]},

@@ -90,6 +90,10 @@ def test_each_card_is_controlled_by_its_management_function():
         U50_MGMT: _card('Alveo U50', U50_MGMT, U50_USER, '5020'),
         U250_MGMT: _card('Alveo U250', U250_MGMT, U250_USER, '5004'),
     }
+    assert found[GOLDEN].offer_reason == (
+        'it runs its golden (factory) image, which has no user function: '
+        'flash a shell onto it (xbmgmt program --base) and cold-reboot the '
+        'host')
     # The board info is the management function's.
     assert found[U250_MGMT].std_board_info['kernel_driver'] == 'xclmgmt'
     assert found[U250_MGMT].std_board_info['device_id'] == '0x5004'
@@ -142,6 +146,8 @@ def test_a_lone_management_function_offers_nothing(alveo_host, damage):
     card = _discover(alveo_host)[U250_MGMT]
     assert card.controlpath.cpid_info == cards.pci_info(U250_MGMT)
     assert card.deployables == []
+    assert card.offer_reason.startswith(
+        'its user function (PF1) does not read (see its warnings)')
     assert card.services == ['fpga.shell']
     assert card.warnings == [
         'bus/pci/devices/0000:d8:00.1: no readable user function: the card '

@@ -15,9 +15,9 @@ EXPECTED = {
     'Attribute': '1.0-dcddda2b95da6859965dbd1873716452',
     'ControlpathID': '1.0-d5cdb740fce9af883183a357b7053e4b',
     'Deployable': '1.2-95a1302eced91c2341dd4965153cea2a',
-    'Device': '1.4-638dbf87e9ce0ae9e484e10bf6b814ab',
+    'Device': '1.5-dd7b2fa7faf6668557f0ca3ef1f7c898',
     'DeviceProfile': '1.0-7b4ba29bf19a32e5612a8c4f03f2ec54',
-    'Service': '1.2-5ae4245a29e69a29f976b70ff07f0fd8',
+    'Service': '1.3-0b1219f41dde7023582d4b8fb89b3ffb',
     # NOTE(objects): versioned notifications (cyborg/notifications/).
     'ArqNotification': '1.0-cb650540a75842afc1111632e58d9157',
     'ArqPayload': '1.0-d0dba0967c7b63f7d0555a23427a6ede',

@@ -1,0 +1,63 @@
+"""This conductor's clock beside the database server's: measured and told."""
+
+import datetime
+import time
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from cyborg.db import clock
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+
+def _local_time():
+    # NOTE(skew): a function of its own, so that tests can move this
+    # process's clock.
+    return time.time()
+
+
+def measure(context):
+    """Seconds this process's clock is ahead of the database server's
+    (negative: behind), to the millisecond: its time halfway through one
+    SELECT of the database's, less the database's."""
+    before = _local_time()
+    database = clock.database_time(context)
+    after = _local_time()
+    database = database.replace(tzinfo=datetime.timezone.utc).timestamp()
+    return round((before + after) / 2 - database, 3)
+
+
+class Watch:
+    """Says, once each way, when the skew passes the threshold
+    (``[conductor] clock_skew_threshold``) and when it is back within."""
+
+    def __init__(self, host):
+        self.host = host
+        self.beyond = False
+
+    def check(self, skew):
+        """Log ``skew`` if it crossed the threshold; returns whether it is
+        beyond it."""
+        threshold = CONF.conductor.clock_skew_threshold
+        beyond = abs(skew) > threshold
+        if beyond and not self.beyond:
+            LOG.warning(
+                'The clock of conductor %(host)s is %(skew).1f seconds '
+                '%(way)s the database server\'s, beyond [conductor] '
+                'clock_skew_threshold (%(threshold)s s). Liveness and '
+                'takeover go by the database\'s clock, but this host\'s '
+                'logs, call deadlines and timestamps are off: fix its time '
+                'synchronisation (NTP).',
+                {'host': self.host, 'skew': abs(skew),
+                 'way': 'ahead of' if skew > 0 else 'behind',
+                 'threshold': threshold})
+        elif self.beyond and not beyond:
+            LOG.info('The clock of conductor %(host)s is back within '
+                     '%(threshold)s seconds of the database server\'s '
+                     '(%(skew)+.1f s).',
+                     {'host': self.host, 'skew': skew,
+                      'threshold': threshold})
+        self.beyond = beyond
+        return beyond
