@@ -24,6 +24,8 @@ MODE_MICROVERSION = '2.9'
 # NOTE(client): the candidates list the devices that offer nothing from
 # this one.
 OFFERS_MICROVERSION = '2.10'
+# NOTE(client): GET /v2/conductors appeared in this one.
+CONDUCTORS_MICROVERSION = '2.11'
 #: What a server answers a microversion newer than its own with.
 _NOT_ACCEPTABLE = 406
 
@@ -198,6 +200,22 @@ class Client:
     @staticmethod
     def _device_path(uuid: str) -> str:
         return '/v2/devices/%s' % _quote(uuid)
+
+    # --- conductors (v2, CONDUCTORS_MICROVERSION) -----------------------
+
+    def list_conductors(self) -> list[dict[str, Any]]:
+        """Each conductor's liveness, versions and clock skew."""
+        try:
+            response = self.request('GET', '/v2/conductors',
+                                    microversion=CONDUCTORS_MICROVERSION)
+        except errors.ApiError as exc:
+            # NOTE(client): a server older than 2.11 refuses the version
+            # itself, in words that do not say which command needed it.
+            if exc.status != _NOT_ACCEPTABLE:
+                raise
+            raise errors.needs_microversion(
+                exc, 'GET /v2/conductors', CONDUCTORS_MICROVERSION) from None
+        return _items(response, 'conductors')
 
     # --- accelerators (v1) ----------------------------------------------
 

@@ -255,6 +255,29 @@ def test_limit_list_shows_the_usage_of_the_project(cli, target, profile):
                     'p-%s' % uuid.uuid4().hex[:8]) == []
 
 
+def test_conductor_list_shows_the_api_answer(cli, target):
+    """Every conductor, up, as GET /v2/conductors (2.11) shows it."""
+    answer = _api(target, 'GET', '/conductors',
+                  headers={'OpenStack-API-Version': 'accelerator 2.11'})
+    assert answer.status_code == 200, answer.text
+    conductors = answer.json()['conductors']
+    assert conductors and {c['status'] for c in conductors} == {'up'}
+    listed = cli.json('accelerator', 'conductor', 'list')
+    # NOTE(tests): a heartbeat between the two reads moves the time and
+    # the skew, so those are only checked for their form.
+    assert [(row['Host'], row['Status'], row['Version'], row['RPC Version'])
+            for row in listed] == [
+        (c['host'], c['status'], c['version'], c['rpc_version'])
+        for c in conductors]
+    for row in listed:
+        assert row['Last Heartbeat'].endswith('+00:00'), row
+        # NOTE(tests): one machine, one clock: the skew is a round trip's.
+        skew = row['Clock Skew (s)']
+        assert skew is None or abs(skew) < 5, row
+    table = cli.ok('accelerator', 'conductor', 'list')
+    assert 'Clock Skew (s)' in table and conductors[0]['host'] in table
+
+
 def test_device_profile_explain_shows_the_api_answer(cli, target, profile):
     """Every deployable of every group, as the API judges it."""
     answer = _api(target, 'GET', '/device_profiles/%s/candidates'

@@ -384,6 +384,13 @@ def _lists(key, uuid_name):
     return check
 
 
+def _conductor_up(world, persona, resp, names):
+    """The all-in-one's conductor runs on its host, and heartbeats."""
+    if resp.status_code == 200:
+        assert {(c['host'], c['status']) for c in resp.json()[
+            'conductors']} == {(world.host, 'up')}
+
+
 def _shows(uuid_name, key=None):
     def check(world, persona, resp, names):
         if resp.status_code == 200:
@@ -728,6 +735,9 @@ ROUTES = [
           'cyborg:driver:uninstall', version='2.5'),
     Route('services-discover', 'POST', '/v2/services/discover', ADMINS, 200,
           'cyborg:service:discover', version='2.5', body={'host': '{host}'}),
+    # -- conductors (2.11): administrators only --
+    Route('conductors-list', 'GET', '/v2/conductors', ADMINS, 200,
+          'cyborg:conductor:get_all', version='2.11', check=_conductor_up),
     # -- /v1 accelerators --
     Route('v1-list', 'GET', V1, MANAGERS, 200, 'cyborg:accelerator:get_all',
           check=_lists('accelerator', 'deployable')),
