@@ -41,7 +41,6 @@ import json
 import logging
 import os
 import shlex
-import shutil
 import signal
 import sys
 import tempfile
@@ -52,6 +51,7 @@ import _boots
 import _faults
 import _rounds
 import _stack
+import _workdir
 from api_v2 import create_profile
 import bootstorm
 from oslo_config import cfg
@@ -224,11 +224,7 @@ def run_bench(args, workdir):
     finally:
         logging.getLogger().removeHandler(handler)
         handler.close()
-        if args.logs:
-            os.makedirs(args.logs, exist_ok=True)
-            for name in os.listdir(workdir):
-                if name.endswith('.log'):
-                    shutil.copy(os.path.join(workdir, name), args.logs)
+        _workdir.copy_logs(workdir, args.logs)
     return result
 
 

@@ -43,8 +43,6 @@ Usage: python tools/bench/sick_parts.py [--conductors 3] [--clients 16]
 import argparse
 import collections
 import json
-import os
-import shutil
 import signal
 import sys
 import threading
@@ -318,11 +316,7 @@ def run_bench(args, workdir):
                     rpc.cleanup()
             result['logged_errors'] = stack.problems
     finally:
-        if args.logs:
-            os.makedirs(args.logs, exist_ok=True)
-            for name in os.listdir(workdir):
-                if name.endswith('.log'):
-                    shutil.copy(os.path.join(workdir, name), args.logs)
+        _workdir.copy_logs(workdir, args.logs)
     return result
 
 
