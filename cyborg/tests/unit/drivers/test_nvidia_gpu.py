@@ -32,19 +32,6 @@ def _deployables(device):
 
 
 @pytest.fixture
-def vgpu(override):
-    """Enable vGPU types: vgpu({type: [device addresses] or None})."""
-    def _enable(types):
-        override('enabled_vgpu_types', list(types), group='gpu_devices')
-        gpu_conf.register_dynamic_opts(CONF)
-        for vgpu_type, addresses in types.items():
-            if addresses is not None:
-                override('device_addresses', addresses,
-                         group=gpu_conf.vgpu_group_name(vgpu_type))
-    return _enable
-
-
-@pytest.fixture
 def gpu_host(tmp_path):
     return hosts.build_gpu_host(str(tmp_path / 'gpu-host'))
 

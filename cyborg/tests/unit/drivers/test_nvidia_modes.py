@@ -17,7 +17,7 @@ A100_MODES = ['passthrough'] + ['sriov-vgpu:' + spec[0]
                                 for spec in nv.A100_TYPES]
 
 
-def _discover(modes=None, root=None):
+def discover(modes=None, root=None):
     ctx = base.DiscoveryContext(
         HOST, sysfs_root=str(root or pci_hosts.committed(nv.NAME)),
         modes={'nvidia_gpu': modes} if modes else None)
@@ -26,14 +26,14 @@ def _discover(modes=None, root=None):
     return pci_hosts.by_address(devices)
 
 
-def _offered(device):
+def offered(device):
     return {dep.name[len(HOST) + 1:]: (dep.resource_class,
                                        dep.num_accelerators)
             for dep in device.deployables}
 
 
 def test_modes_the_hardware_offers():
-    devices = _discover()
+    devices = discover()
     assert devices[nv.T4_FRESH].modes == T4_MODES
     # NOTE(tests): a T4 holding a vGPU offers the same modes; only the
     # switch to another is refused while the vGPU exists.
@@ -44,7 +44,7 @@ def test_modes_the_hardware_offers():
 
 
 def test_mode_derived_from_the_options(override):
-    devices = _discover()
+    devices = discover()
     # Offered whole: passthrough; holding vGPUs of one type no option
     # enables: that type's mode, on the PF or on the VFs.
     assert {a: d.mode for a, d in devices.items()} == {
@@ -54,7 +54,7 @@ def test_mode_derived_from_the_options(override):
     override('enabled_vgpu_types', ['nvidia-222', 'nvidia-223', 'nvidia-471'],
              group='gpu_devices')
     gpu_conf.register_dynamic_opts(CONF)
-    devices = _discover()
+    devices = discover()
     # Several types at once: no one mode.
     assert devices[nv.T4_FRESH].mode is None
     assert devices[nv.T4_BUSY].mode == 'vgpu:nvidia-222'
@@ -81,8 +81,8 @@ def test_a_chosen_mode_overrides_the_options(override, address, mode,
     override('enabled_vgpu_types', ['nvidia-223', 'nvidia-474'],
              group='gpu_devices')
     gpu_conf.register_dynamic_opts(CONF)
-    device = _discover({address: mode})[address]
-    assert (_offered(device), device.mode) == (expected, mode)
+    device = discover({address: mode})[address]
+    assert (offered(device), device.mode) == (expected, mode)
     services = sorted('gpu.compute' if dep.resource_class == 'PGPU'
                       else 'vgpu:' + dep.name.rsplit('_', 1)[1]
                       for dep in device.deployables)
@@ -91,12 +91,12 @@ def test_a_chosen_mode_overrides_the_options(override, address, mode,
 
 
 def test_the_chosen_type_is_shaped_as_the_options_shape_it(override):
-    chosen = _discover({nv.A100_PF: 'sriov-vgpu:nvidia-471',
+    chosen = discover({nv.A100_PF: 'sriov-vgpu:nvidia-471',
                         nv.T4_FRESH: 'vgpu:nvidia-222'})
     override('enabled_vgpu_types', ['nvidia-222', 'nvidia-471'],
              group='gpu_devices')
     gpu_conf.register_dynamic_opts(CONF)
-    configured = _discover()
+    configured = discover()
     for address in (nv.A100_PF, nv.T4_FRESH):
         assert chosen[address].deployables == \
             configured[address].deployables
@@ -105,18 +105,18 @@ def test_the_chosen_type_is_shaped_as_the_options_shape_it(override):
 def test_other_gpus_keep_their_options(override):
     override('enabled_vgpu_types', ['nvidia-223'], group='gpu_devices')
     gpu_conf.register_dynamic_opts(CONF)
-    devices = _discover({nv.T4_FRESH: 'passthrough'})
-    assert _offered(devices[nv.T4_FRESH]) == {nv.T4_FRESH: ('PGPU', 1)}
+    devices = discover({nv.T4_FRESH: 'passthrough'})
+    assert offered(devices[nv.T4_FRESH]) == {nv.T4_FRESH: ('PGPU', 1)}
     # The busy T4 holds a vGPU of another type: nvidia-223 reads 0.
-    assert _offered(devices[nv.T4_BUSY]) == {}
-    assert _offered(devices[nv.RTX]) == {nv.RTX: ('PGPU', 1)}
+    assert offered(devices[nv.T4_BUSY]) == {}
+    assert offered(devices[nv.RTX]) == {nv.RTX: ('PGPU', 1)}
 
 
 def test_a_mode_the_gpu_does_not_offer_is_ignored(caplog):
-    devices = _discover({nv.A10_VFIO: 'vgpu:nvidia-222',
+    devices = discover({nv.A10_VFIO: 'vgpu:nvidia-222',
                          nv.T4_FRESH: 'sriov-vgpu:nvidia-222'})
     assert devices[nv.A10_VFIO].mode == 'passthrough'
-    assert _offered(devices[nv.T4_FRESH]) == {nv.T4_FRESH: ('PGPU', 1)}
+    assert offered(devices[nv.T4_FRESH]) == {nv.T4_FRESH: ('PGPU', 1)}
     assert 'does not offer the mode sriov-vgpu:nvidia-222' in caplog.text
 
 
@@ -132,7 +132,7 @@ def test_modes_of_another_driver_are_not_read():
 def test_in_use_names_the_vgpus_of_the_gpu_and_its_vfs(override):
     override('sysfs_root', pci_hosts.committed(nv.NAME), group='agent')
     driver = nvidia_gpu.NvidiaGpuDriver()
-    devices = _discover()
+    devices = discover()
     assert driver.in_use(devices[nv.T4_FRESH]) == []
     assert driver.in_use(devices[nv.A10_VFIO]) == []
     assert driver.in_use(devices[nv.T4_BUSY]) == [nv.mdev_uuid(0, 0)]
@@ -140,7 +140,7 @@ def test_in_use_names_the_vgpus_of_the_gpu_and_its_vfs(override):
 
 
 def test_modes_go_over_rpc_and_back():
-    devices = list(_discover({nv.T4_FRESH: 'vgpu:nvidia-223'}).values())
+    devices = list(discover({nv.T4_FRESH: 'vgpu:nvidia-223'}).values())
     host_report = report.HostReport(host=HOST, devices=devices)
     back = report.HostReport.from_primitive(host_report.to_primitive())
     assert back == host_report

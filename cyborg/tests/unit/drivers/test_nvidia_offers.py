@@ -5,43 +5,20 @@ import os
 from oslo_config import cfg
 import pytest
 
-from cyborg.conf import gpu as gpu_conf
-from cyborg.drivers import base
-from cyborg.drivers import nvidia_gpu
 from cyborg.tests.fixtures import nvidia_hosts as nv
 from cyborg.tests.fixtures import pci_hosts
+from cyborg.tests.unit.drivers import test_nvidia_modes as modes_tests
 
 CONF = cfg.CONF
 HOST = 'compute-1'
 SET_MODE = 'openstack accelerator device mode set'
 
 
-@pytest.fixture
-def vgpu(override):
-    """Enable vGPU types: vgpu({type: [device addresses] or None})."""
-    def _enable(types):
-        override('enabled_vgpu_types', list(types), group='gpu_devices')
-        gpu_conf.register_dynamic_opts(CONF)
-        for vgpu_type, addresses in types.items():
-            if addresses is not None:
-                override('device_addresses', addresses,
-                         group=gpu_conf.vgpu_group_name(vgpu_type))
-    return _enable
+_offered = modes_tests.offered
 
 
 def _discover(root=None, modes=None):
-    ctx = base.DiscoveryContext(
-        HOST, sysfs_root=str(root or pci_hosts.committed(nv.NAME)),
-        modes={'nvidia_gpu': modes} if modes else None)
-    devices = nvidia_gpu.NvidiaGpuDriver().discover(ctx)
-    pci_hosts.check_report(HOST, devices)
-    return pci_hosts.by_address(devices)
-
-
-def _offered(device):
-    return {dep.name[len(HOST) + 1:]: (dep.resource_class,
-                                       dep.num_accelerators)
-            for dep in device.deployables}
+    return modes_tests.discover(modes=modes, root=root)
 
 
 def _available(root, address, type_id, value):

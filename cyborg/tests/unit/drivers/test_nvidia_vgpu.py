@@ -5,7 +5,6 @@ import os
 from oslo_config import cfg
 import pytest
 
-from cyborg.conf import gpu as gpu_conf
 from cyborg.drivers import base
 from cyborg.drivers import nvidia_gpu
 from cyborg.drivers import report
@@ -27,19 +26,6 @@ IDLE = {
     nv.A100_PF: {nv.A100_PF + '_nvidia-471': ('VGPU', 10)},
     nv.RTX: {nv.RTX: ('PGPU', 1)},
 }
-
-
-@pytest.fixture
-def vgpu(override):
-    """Enable vGPU types: vgpu({type: [device addresses] or None})."""
-    def _enable(types):
-        override('enabled_vgpu_types', list(types), group='gpu_devices')
-        gpu_conf.register_dynamic_opts(CONF)
-        for vgpu_type, addresses in types.items():
-            if addresses is not None:
-                override('device_addresses', addresses,
-                         group=gpu_conf.vgpu_group_name(vgpu_type))
-    return _enable
 
 
 @pytest.fixture
