@@ -1,0 +1,1 @@
+"""Clusters operators run (Galera, RabbitMQ, HAProxy), started on loopback."""
