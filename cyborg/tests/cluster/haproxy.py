@@ -96,6 +96,11 @@ class HAProxy:
             '    timeout client 120s',
             '    timeout server 120s',
             '    option httpchk GET /',
+            # NOTE(tests): a request whose connection an API process that
+            # died refused goes to another one (the request never
+            # reached it, so even a create is safe to send again).
+            '    option redispatch 1',
+            '    retry-on conn-failure',
             '    http-check expect status 200',
         ]
         for index, port in enumerate(self.api_ports, 1):
