@@ -9,33 +9,14 @@ balances round-robin over the API processes that pass an HTTP check.
 import csv
 import io
 import os
-import shutil
 import signal
 import socket
 import subprocess
 
 from cyborg.tests import processes
+from cyborg.tests.cluster import packages
 
 START_TIMEOUT = 30
-
-
-def installed():
-    return shutil.which('haproxy') is not None
-
-
-def install():
-    """``apt-get install haproxy`` when it is missing (the tests run as
-    root on a machine of Debian's packages)."""
-    if installed():
-        return
-    result = subprocess.run(
-        ['apt-get', 'install', '-y', '-q', 'haproxy'], capture_output=True,
-        text=True, timeout=600, stdin=subprocess.DEVNULL,
-        env=dict(os.environ, DEBIAN_FRONTEND='noninteractive'))
-    if not installed():
-        raise RuntimeError('haproxy is not installed and apt-get install '
-                           'failed: %s' % (result.stderr or
-                                           result.stdout)[-2000:])
 
 
 class HAProxy:
@@ -112,7 +93,7 @@ class HAProxy:
         return path
 
     def __enter__(self):
-        install()
+        packages.ensure('haproxy')
         os.makedirs(self.dir, exist_ok=True)
         self.config = self._config()
         self.start()
@@ -121,8 +102,8 @@ class HAProxy:
     def start(self):
         with open(self.log_path, 'a') as log:
             self.proc = subprocess.Popen(
-                ['haproxy', '-db', '-f', self.config], stdout=log,
-                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                [packages.FILES['haproxy'], '-db', '-f', self.config],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)
         processes.wait_for(self._listening, START_TIMEOUT, interval=0.1,
                            what='HAProxy to listen')

@@ -17,6 +17,7 @@ import requests
 from cyborg import embedded_placement
 from cyborg.tests import deployments
 from cyborg.tests import processes
+from cyborg.tests import tcp_proxy
 from cyborg.tests.cluster import galera
 from cyborg.tests.cluster import haproxy
 from cyborg.tests.cluster import rabbit
@@ -33,10 +34,13 @@ class ClusterStack:
     :param sections: {section: {option: value}} every service's
         configuration file gets besides its own ([fake_driver],
         [conductor], [nova]...).
+    :param cuttable: hosts whose agent reaches RabbitMQ through a
+        tcp_proxy.TcpProxy per node (``agent_proxies[host]``), which a
+        test cuts to take that one agent off the broker.
     """
 
     def __init__(self, workdir, hosts, conductors=3, apis=2, sections=None,
-                 galera_size=3, rabbit_size=3):
+                 galera_size=3, rabbit_size=3, cuttable=()):
         self.workdir = workdir
         self.hosts = list(hosts)
         self.sections = sections or {}
@@ -47,6 +51,8 @@ class ClusterStack:
         self.conductors = []
         self.apis = []
         self.agents = {}
+        self.cuttable = tuple(cuttable)
+        self.agent_proxies = {}
         self.procs = []
         self._exit = contextlib.ExitStack()
 
@@ -71,6 +77,10 @@ class ClusterStack:
         self.db_url = self.haproxy.db_url('cyborg')
         self.transport_url = self.rabbit.url
         self.api_url = self.haproxy.api_url
+        for host in self.cuttable:
+            self.agent_proxies[host] = [
+                enter(tcp_proxy.TcpProxy(('127.0.0.1', node.port)))
+                for node in self.rabbit.nodes]
         self.placement = self._add(deployments.PlacementProcess(
             self.haproxy.db_url('placement'), self.hosts[0], self.workdir))
         confs = self._configs()
@@ -132,8 +142,13 @@ class ClusterStack:
             # own, as it would on its own host.
             state = os.path.join(self.workdir, 'agent-%s' % host)
             os.makedirs(state, exist_ok=True)
+            default = {'host': host, 'state_path': state}
+            if host in self.agent_proxies:
+                default['transport_url'] = 'rabbit://%s/' % ','.join(
+                    'guest:guest@127.0.0.1:%d' % proxy.port
+                    for proxy in self.agent_proxies[host])
             files['agent-%s' % host] = {
-                'DEFAULT': {'host': host, 'state_path': state},
+                'DEFAULT': default,
                 'agent': {'enabled_drivers': 'fake_driver',
                           'report_interval': 2}}
         paths = {}
@@ -146,6 +161,19 @@ class ClusterStack:
             paths[name] = processes.write_config(
                 os.path.join(self.workdir, '%s.conf' % name), merged)
         return paths
+
+    def restart(self, proc, env=None, kill=False):
+        """Stop a service (SIGKILL when ``kill``, else its clean stop) and
+        start it again with ``env`` added to its environment."""
+        if kill:
+            proc.proc.kill()
+            proc.proc.wait()
+        else:
+            proc.stop(timeout=120)
+        proc.env = dict(env or {})
+        proc.start()
+        if proc in self.conductors:
+            self.wait_logged(proc, 'started on host')
 
     def wait_logged(self, proc, text, timeout=START_TIMEOUT):
         def logged():
