@@ -27,14 +27,31 @@ TIMEOUT = 'rpc_timeout'
 # orphan removal catches what that leaves); one that runs ahead by more
 # than the margin drops calls whose callers wait for less than the gap.
 # Neither bound is ever judged for a call without a deadline: a cast, or
-# a caller older than deadlines.
+# a caller older than deadlines. A service that knows its own clock is
+# off (a conductor whose clock disagrees with both the database server's
+# and its peers') judges by its clock less that offset (set_offset).
+
+
+_offset = 0.0
+
+
+def set_offset(seconds):
+    """Judge deadlines by this process's wall clock less ``seconds``: how
+    far it is known to run ahead (negative: behind) of the others'."""
+    global _offset
+    _offset = float(seconds)
+
+
+def offset():
+    return _offset
 
 
 def stamp(values, timeout, now=None):
     """Put the deadline of a call that waits ``timeout`` seconds from
     ``now`` (default: this host's wall clock) in the context dict
     ``values``; returns it."""
-    values[DEADLINE] = (time.time() if now is None else now) + timeout
+    values[DEADLINE] = (time.time() - _offset if now is None else now) + \
+        timeout
     values[TIMEOUT] = timeout
     return values
 
@@ -48,7 +65,7 @@ def left(values, now=None):
         timeout = float(values[TIMEOUT])
     except (KeyError, TypeError, ValueError):
         return None
-    now = time.time() if now is None else now
+    now = time.time() - _offset if now is None else now
     return min(timeout, deadline + CONF.rpc_deadline_margin - now)
 
 

@@ -143,6 +143,10 @@ class ConductorManager:
         # database's clock, which the heartbeat writes.
         measured = skew.measure(context)
         self.clock.check(measured)
+        # NOTE(conductor): calls' deadlines are stamped by other hosts'
+        # clocks; judged by this one's when it alone is off, every call
+        # would look late (ahead) or never (behind).
+        skew.judge_deadlines(context, self.host, measured)
         dbapi.services.heartbeat(context, self.host, BINARY,
                                  topic=CONF.conductor.topic,
                                  version=version.version_string(),

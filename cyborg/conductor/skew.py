@@ -1,11 +1,14 @@
 """This conductor's clock beside the database server's: measured and told."""
 
 import datetime
+import statistics
 import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from cyborg import deadline
+from cyborg.db import api as dbapi
 from cyborg.db import clock
 
 CONF = cfg.CONF
@@ -27,6 +30,44 @@ def measure(context):
     after = _local_time()
     database = database.replace(tzinfo=datetime.timezone.utc).timestamp()
     return round((before + after) / 2 - database, 3)
+
+
+def own_offset(context, host, measured, binary='cyborg-conductor'):
+    """How far this conductor's clock is off, as far as it can tell: its
+    ``measured`` skew when that is beyond ``[conductor]
+    clock_skew_threshold`` while the other live conductors' recorded skews
+    are within it (the database and its peers agree, so this clock is the
+    wrong one); else 0, as when every conductor finds the same skew (the
+    database server's clock is the wrong one) or no peer is alive."""
+    threshold = CONF.conductor.clock_skew_threshold
+    if abs(measured) <= threshold:
+        return 0.0
+    now, rows = dbapi.services.read(context, binary=binary)
+    down = datetime.timedelta(seconds=CONF.conductor.service_down_time)
+    peers = [row.clock_skew for row in rows
+             if row.host != host and row.clock_skew is not None and
+             row.last_seen_up is not None and now - row.last_seen_up <= down]
+    if not peers:
+        return 0.0
+    return measured if abs(statistics.median(peers)) <= threshold else 0.0
+
+
+def judge_deadlines(context, host, measured):
+    """Judge calls' deadlines by this clock less ``own_offset``; say so
+    when that starts or stops."""
+    found = own_offset(context, host, measured)
+    if bool(found) != bool(deadline.offset()):
+        if found:
+            LOG.warning('Conductor %(host)s judges the deadlines of calls '
+                        'by its clock less %(offset).1f seconds: the '
+                        'database server and the other conductors agree '
+                        'it is that far off.', {'host': host,
+                                                'offset': found})
+        else:
+            LOG.info('Conductor %s judges the deadlines of calls by its own '
+                     'clock again.', host)
+    deadline.set_offset(found)
+    return found
 
 
 class Watch:

@@ -34,7 +34,10 @@ opts = [
              'only lets late work through (an ARQ created so is removed '
              'later, see [conductor] orphan_arq_age); one ahead by more '
              'drops calls whose callers still wait for less than the '
-             'difference (the API answers them 503).'),
+             'difference (the API answers them 503), unless it is a '
+             'conductor that finds its clock off while the database '
+             'server and the other conductors agree: it then judges by '
+             'its clock less that skew.'),
 ]
 
 

@@ -55,8 +55,6 @@ class Process:
     def __init__(self, name, config_file, log_dir, command=None,
                  stop_signal=signal.SIGTERM):
         self.name = name
-        #: Variables the next start() adds to this process's environment.
-        self.env = {}
         self.command = command or [script(name), '--config-file',
                                    str(config_file)]
         self.stop_signal = stop_signal
@@ -72,7 +70,7 @@ class Process:
         self._log = open(self.log_path, 'a')
         self.proc = subprocess.Popen(
             self.command, stdout=self._log, stderr=subprocess.STDOUT,
-            text=True, env=dict(os.environ, **self.env) if self.env else None)
+            text=True)
         return self
 
     def log(self):

@@ -1,4 +1,4 @@
-"""Private MariaDB and RabbitMQ servers the chaos bench restarts, and probes.
+"""Private MariaDB and RabbitMQ servers a bench restarts.
 
 The machine's own MariaDB, RabbitMQ and PostgreSQL serve other jobs: the
 bench never stops them. The servers it restarts are its own, started from
@@ -11,9 +11,7 @@ import signal
 import subprocess
 import time
 
-import psycopg2
 import pymysql
-from sqlalchemy.engine import make_url
 
 from cyborg.tests import processes
 
@@ -176,151 +174,6 @@ class PrivateRabbit:
 
     def __exit__(self, *exc_info):
         self.stop()
-
-
-class Probe:
-    """What Cyborg's database and Placement's hold, read directly.
-
-    Every method returns None while the database cannot be reached (during
-    the database restart): a probe never fails the bench by itself.
-    """
-
-    def __init__(self, db_url, placement_db):
-        self.db_url = make_url(db_url)
-        self.placement_url = make_url(placement_db)
-        self._conn = self._pg = None
-
-    def _query(self, sql, args=None):
-        try:
-            if self._conn is None:
-                self._conn = pymysql.connect(
-                    host=self.db_url.host, port=self.db_url.port,
-                    user=self.db_url.username, password='',
-                    database=self.db_url.database, autocommit=True,
-                    connect_timeout=2, read_timeout=10)
-            with self._conn.cursor() as cursor:
-                cursor.execute(sql, args)
-                return cursor.fetchall()
-        except pymysql.MySQLError:
-            if self._conn is not None:
-                try:
-                    self._conn.close()
-                except pymysql.MySQLError:
-                    pass
-            self._conn = None
-            return None
-
-    def owners(self):
-        """owner -> ARQs whose work it holds (binds, and unbinds still to
-        release their handle)."""
-        rows = self._query(
-            "SELECT owner, COUNT(*) FROM accelerator_requests WHERE owner IS "
-            "NOT NULL AND (state = 'BindStarted' OR (state = 'Unbound' AND "
-            "attach_handle_id IS NOT NULL)) GROUP BY owner")
-        return None if rows is None else dict(rows)
-
-    def shared(self):
-        """Attach handles held by more than one ARQ."""
-        rows = self._query(
-            'SELECT attach_handle_id FROM accelerator_requests WHERE '
-            'attach_handle_id IS NOT NULL GROUP BY attach_handle_id HAVING '
-            'COUNT(*) > 1')
-        return None if rows is None else len(rows)
-
-    def leaked(self):
-        """Handles in use that no ARQ holds."""
-        rows = self._query(
-            'SELECT COUNT(*) FROM attach_handles h LEFT JOIN '
-            'accelerator_requests a ON a.attach_handle_id = h.id WHERE '
-            'h.in_use AND a.id IS NULL')
-        return None if rows is None else rows[0][0]
-
-    def transitional(self, unchanged_for):
-        """ARQs BindStarted or Deleting that have not changed for that many
-        seconds: (uuid, state, owner)."""
-        return self._query(
-            "SELECT uuid, state, owner FROM accelerator_requests WHERE "
-            "state IN ('BindStarted', 'Deleting') AND COALESCE(updated_at, "
-            "created_at) < UTC_TIMESTAMP() - INTERVAL %s SECOND",
-            (max(0, int(unchanged_for)),))
-
-    def arqs(self, uuids):
-        """[(uuid, state, owner, instance)] of these ARQs, for a report."""
-        rows = self._query(
-            'SELECT uuid, state, owner, instance_uuid FROM '
-            'accelerator_requests WHERE uuid IN %s', (list(uuids),))
-        return [list(row) for row in rows or ()]
-
-    def left(self):
-        """ARQs of an instance still in the database: state -> count."""
-        rows = self._query(
-            'SELECT state, COUNT(*) FROM accelerator_requests WHERE '
-            'instance_uuid IS NOT NULL GROUP BY state')
-        return None if rows is None else dict(rows)
-
-    def targets(self):
-        """[(host, provider uuid)] of every deployable in Placement."""
-        return self._query(
-            'SELECT v.hostname, d.rp_uuid FROM deployables d JOIN devices v '
-            'ON v.id = d.device_id WHERE d.rp_uuid IS NOT NULL ORDER BY '
-            'd.id')
-
-    def _wanted(self):
-        rows = self._query(
-            'SELECT d.rp_uuid, d.num_accelerators, v.status FROM deployables '
-            'd JOIN devices v ON v.id = d.device_id')
-        if rows is None or any(rp is None for rp, _n, _s in rows):
-            return None
-        # NOTE(bench): a device not ready is fully reserved; the simulated
-        # Nova claims nothing in Placement, so usages must be 0.
-        return {rp: (n, 0 if status == 'ready' else n, 0)
-                for rp, n, status in rows}
-
-    def _placement(self):
-        try:
-            if self._pg is None:
-                self._pg = psycopg2.connect(
-                    host=self.placement_url.host,
-                    port=self.placement_url.port or 5432,
-                    user=self.placement_url.username,
-                    dbname=self.placement_url.database, connect_timeout=3)
-                self._pg.autocommit = True
-            with self._pg.cursor() as cursor:
-                cursor.execute(
-                    'SELECT rp.uuid, i.total, i.reserved, (SELECT '
-                    'COALESCE(SUM(a.used), 0) FROM allocations a WHERE '
-                    'a.resource_provider_id = rp.id) FROM resource_providers '
-                    'rp LEFT JOIN inventories i ON i.resource_provider_id = '
-                    'rp.id WHERE rp.parent_provider_id IS NOT NULL')
-                return {rp: (total, reserved, int(used))
-                        for rp, total, reserved, used in cursor.fetchall()}
-        except psycopg2.Error:
-            self._pg = None
-            return None
-
-    def placement_true(self):
-        """Whether every provider's inventory and usages in Placement are
-        what Cyborg's database says, and no other provider is there."""
-        wanted = self._wanted()
-        return wanted is not None and self._placement() == wanted
-
-    def close(self):
-        for conn in (self._conn, self._pg):
-            if conn is not None:
-                conn.close()
-
-
-def log_lines(workdir):
-    """Lines written so far to every log in ``workdir`` (the services' and
-    the agents'; the private servers' are not Cyborg's)."""
-    total = 0
-    for name in os.listdir(workdir):
-        if name.endswith('.log') and name not in ('mariadb.log',
-                                                  'rabbitmq.log'):
-            with open(os.path.join(workdir, name), 'rb') as log:
-                total += sum(block.count(b'\n') for block in
-                             iter(lambda: log.read(1 << 20), b''))
-    return total
 
 
 def wait_until(predicate, timeout, interval=0.2):

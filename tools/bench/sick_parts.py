@@ -136,6 +136,11 @@ class Load:
         with self.lock:
             return [r for r in self.records if start <= r[0] < end]
 
+    def known(self):
+        """uuids of the ARQs a create answered."""
+        with self.lock:
+            return set(self.created)
+
 
 def _phase(name, records, seconds, baseline_rate=None):
     statuses = collections.Counter(str(r[3]) for r in records)

@@ -84,9 +84,14 @@ class HAProxy:
             '    retry-on conn-failure',
             '    http-check expect status 200',
         ]
+        # NOTE(tests): a check waits for a free API thread like any
+        # request: one busy API must not look dead. A dead one refuses
+        # connections at once, and its requests go to the other
+        # (redispatch) until three checks have failed.
+        lines.append('    timeout check 10s')
         for index, port in enumerate(self.api_ports, 1):
-            lines.append('    server api-%d 127.0.0.1:%d check inter 1s '
-                         'rise 1 fall 2' % (index, port))
+            lines.append('    server api-%d 127.0.0.1:%d check inter 2s '
+                         'rise 2 fall 3' % (index, port))
         path = os.path.join(self.dir, 'haproxy.cfg')
         with open(path, 'w') as out:
             out.write('\n'.join(lines) + '\n')

@@ -6,7 +6,6 @@ import subprocess
 #: package -> a file it installs.
 FILES = {
     'haproxy': '/usr/sbin/haproxy',
-    'libfaketime': '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1',
 }
 
 
@@ -26,11 +25,3 @@ def ensure(package):
                                              result.stdout)[-2000:]))
     return path
 
-
-def skewed_clock_env(seconds):
-    """Environment variables that put a process's wall clock ``seconds``
-    ahead (libfaketime), leaving its monotonic clock alone, as a host
-    whose NTP is broken."""
-    return {'LD_PRELOAD': ensure('libfaketime'),
-            'FAKETIME': '%+ds' % seconds, 'DONT_FAKE_MONOTONIC': '1',
-            'FAKETIME_DONT_RESET': '1'}

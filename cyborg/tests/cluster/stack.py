@@ -10,6 +10,7 @@ when the ``with`` block ends, however it ends.
 
 import contextlib
 import os
+import sys
 import time
 
 import requests
@@ -162,15 +163,22 @@ class ClusterStack:
                 os.path.join(self.workdir, '%s.conf' % name), merged)
         return paths
 
-    def restart(self, proc, env=None, kill=False):
+    def restart(self, proc, skew=None, kill=False):
         """Stop a service (SIGKILL when ``kill``, else its clean stop) and
-        start it again with ``env`` added to its environment."""
+        start it again, with its wall clock ``skew`` seconds ahead when
+        given (cyborg.tests.skewed_run)."""
         if kill:
             proc.proc.kill()
             proc.proc.wait()
         else:
             proc.stop(timeout=120)
-        proc.env = dict(env or {})
+        if not hasattr(proc, 'plain_command'):
+            proc.plain_command = list(proc.command)
+        proc.command = list(proc.plain_command)
+        if skew:
+            script = os.path.basename(proc.plain_command[0])
+            proc.command = [sys.executable, '-m', 'cyborg.tests.skewed_run',
+                            str(skew), script] + proc.plain_command[1:]
         proc.start()
         if proc in self.conductors:
             self.wait_logged(proc, 'started on host')

@@ -2,12 +2,14 @@
 
 import datetime
 import logging
+import time
 from unittest import mock
 import uuid
 
 import pytest
 import sqlalchemy as sa
 
+from cyborg import deadline
 from cyborg import states
 from cyborg.conductor import binding
 from cyborg.conductor import manager
@@ -181,3 +183,58 @@ def test_service_1_3_backports_to_1_2(ctx):
                               clock_skew=1.5, read_at=_utc())
     data = svc.obj_to_primitive(target_version='1.2')['cyborg_object.data']
     assert 'clock_skew' not in data and 'read_at' not in data
+
+
+@pytest.fixture
+def offset_reset():
+    yield
+    deadline.set_offset(0)
+
+
+def test_a_conductor_alone_ahead_judges_deadlines_by_the_others(
+        db, ctx, conductors, clock, offset_reset, caplog):
+    conductors('ctl-a')._heartbeat()
+    # NOTE(tests): the API stamps a call by the right time.
+    values = deadline.stamp({}, 30, now=time.time())
+    clock(120)
+    assert deadline.left(values) < 0
+    ahead = conductors('ctl-b')
+    with caplog.at_level(logging.INFO, logger='cyborg.conductor.skew'):
+        ahead._heartbeat()
+        ahead._heartbeat()
+        assert deadline.offset() == pytest.approx(120, abs=1)
+        assert deadline.left(values) == pytest.approx(30, abs=1)
+        clock(0)
+        ahead._heartbeat()
+    assert deadline.offset() == 0
+    said = [r.getMessage() for r in caplog.records
+            if 'deadlines of calls' in r.getMessage()]
+    assert len(said) == 2, said
+    assert 'by its clock less 120' in said[0]
+    assert 'by its own clock again' in said[1]
+
+
+def test_when_every_conductor_is_off_the_database_clock_is(
+        db, ctx, conductors, clock, offset_reset):
+    clock(120)
+    conductors('ctl-a')._heartbeat()
+    conductors('ctl-b')._heartbeat()
+    assert deadline.offset() == 0
+
+
+def test_a_conductor_with_no_live_peer_corrects_nothing(
+        db, ctx, conductors, clock, offset_reset):
+    conductors('ctl-a')._heartbeat()
+    _age(db, 'ctl-a', 1000)
+    clock(120)
+    conductors('ctl-b')._heartbeat()
+    assert deadline.offset() == 0
+
+
+def test_a_skew_within_the_threshold_is_left_alone(
+        db, ctx, conductors, clock, offset_reset, override):
+    override('clock_skew_threshold', 10, group='conductor')
+    conductors('ctl-a')._heartbeat()
+    clock(5)
+    conductors('ctl-b')._heartbeat()
+    assert deadline.offset() == 0
