@@ -6,12 +6,41 @@ import inspect
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from sqlalchemy import event as sa_event
 from sqlalchemy import exc as sa_exc
 
 # NOTE(db): enginefacade reads [database] from cfg.CONF when it first starts;
 # SQLite ignores foreign keys (and so ON DELETE CASCADE) unless asked.
 main = enginefacade.transaction_context()
 main.configure(sqlite_fk=True)
+
+
+def _read_committed(engine):
+    """MariaDB and MySQL sessions at READ COMMITTED, PostgreSQL's default.
+
+    Under their REPEATABLE READ, a locking read of ARQs by instance also
+    locks the gaps beside the rows it finds; a conductor stopped (SIGSTOP,
+    swapped out) inside such a transaction then holds the binds and
+    deletes of unrelated instances for innodb_lock_wait_timeout (50 s).
+    At READ COMMITTED only the rows themselves are locked. Every
+    transaction here takes its locks explicitly or updates conditionally,
+    as it must on PostgreSQL, so nothing relies on the wider snapshot.
+    """
+    if engine.dialect.name != 'mysql':
+        return
+
+    @sa_event.listens_for(engine, 'connect')
+    def _connected(dbapi_connection, connection_record):
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute('SET SESSION TRANSACTION ISOLATION LEVEL READ '
+                           'COMMITTED')
+
+    # NOTE(db): oslo.db tried a connection before this hook ran; the pool
+    # must not hand that one out at the old level.
+    engine.dispose()
+
+
+main.append_on_engine_create(_read_committed)
 
 #: The attribute ``retrying`` sets on the function it returns, naming
 #: that function itself (a decorator above it would copy the attribute,

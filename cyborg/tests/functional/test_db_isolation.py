@@ -1,0 +1,88 @@
+"""A transaction left open by a stopped conductor locks only its own rows.
+
+On MariaDB, Cyborg's sessions run at READ COMMITTED (cyborg.db.session):
+a locking read of the ARQs of one instance then locks the rows it finds,
+not the gaps of the instance index beside them, so a conductor stopped
+inside such a transaction does not hold the binds and deletes of other
+instances. At MariaDB's default REPEATABLE READ the same writes wait.
+"""
+
+import uuid
+
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import engines
+import pytest
+import sqlalchemy as sa
+
+from cyborg.db import migration
+from cyborg.db import session
+from cyborg.tests import backends
+
+pytestmark = pytest.mark.functional
+
+_ARQ = ("INSERT INTO accelerator_requests (uuid, state, "
+        "device_profile_group_id, instance_uuid) VALUES (:u, 'Bound', 0, "
+        ":i)")
+
+
+@pytest.fixture
+def url():
+    with backends.temp_database('mysql') as found:
+        engine = engines.create_engine(found)
+        migration.upgrade('head', engine=engine)
+        with engine.begin() as conn:
+            for instance in ('aaaaaaaa-0000-4000-8000-000000000000',
+                             'cccccccc-0000-4000-8000-000000000000'):
+                conn.execute(sa.text(_ARQ), {'u': str(uuid.uuid4()),
+                                             'i': instance})
+        engine.dispose()
+        yield found
+
+
+def _second_write_waits(engine):
+    """Whether a bind that records an instance beside another's locked
+    ARQs waits for that lock (2 s)."""
+    stopped = engine.connect()
+    other = engine.connect()
+    try:
+        # NOTE(tests): the stopped conductor's transaction: the ARQs of an
+        # instance that has none, locked for a delete.
+        stopped.begin()
+        stopped.execute(sa.text(
+            "SELECT id FROM accelerator_requests WHERE instance_uuid = "
+            "'bbbbbbbb-0000-4000-8000-000000000000' FOR UPDATE")).all()
+        other.begin()
+        other.execute(sa.text('SET SESSION innodb_lock_wait_timeout = 2'))
+        try:
+            other.execute(sa.text(_ARQ), {
+                'u': str(uuid.uuid4()),
+                'i': 'bbbbbbbb-1111-4000-8000-000000000000'})
+        except db_exc.DBDeadlock as exc:
+            # NOTE(tests): oslo.db's name for "Lock wait timeout exceeded".
+            assert exc.inner_exception.orig.args[0] == 1205, exc
+            return True
+        return False
+    finally:
+        other.close()
+        stopped.close()
+
+
+def test_sessions_are_read_committed_and_lock_only_their_rows(url):
+    engine = engines.create_engine(url)
+    session._read_committed(engine)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text(
+                'SELECT @@tx_isolation')).scalar() == \
+                'READ-COMMITTED'
+        assert not _second_write_waits(engine)
+    finally:
+        engine.dispose()
+
+
+def test_at_repeatable_read_the_same_write_waits(url):
+    engine = engines.create_engine(url)
+    try:
+        assert _second_write_waits(engine)
+    finally:
+        engine.dispose()
