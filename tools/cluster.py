@@ -53,17 +53,22 @@ def parse_args(argv=None):
 
 
 def check(stack, http):
-    """Create a profile and an ARQ, bind it to the first host, and return
+    """Create a profile and bind one ARQ of it to the first host; returns
     what the API says of it once it is resolved."""
     resp = http.post(stack.api_url + '/v2/device_profiles', json=PROFILE,
                      timeout=60)
     resp.raise_for_status()
+    return bind_one(stack, http, stack.hosts[0])
+
+
+def bind_one(stack, http, host):
+    """Create an ARQ from PROFILE and bind it to a deployable of ``host``;
+    returns what the API says of it once it is resolved."""
     resp = http.post(stack.api_url + '/v2/accelerator_requests',
                      json={'device_profile_name': PROFILE['name']},
                      timeout=60)
     resp.raise_for_status()
     arq = resp.json()['arqs'][0]
-    host = stack.hosts[0]
     deployable = next(d for d in stack.deployables()
                       if d['rp_uuid'] and d['name'].startswith(host))
     patch = {arq['uuid']: [
@@ -82,7 +87,8 @@ def check(stack, http):
         if found['state'] in ('Bound', 'BindFailed'):
             return found
         time.sleep(0.2)
-    raise RuntimeError('the accelerator request was never resolved')
+    raise RuntimeError('accelerator request %s was never resolved'
+                       % arq['uuid'])
 
 
 def run(args, workdir):

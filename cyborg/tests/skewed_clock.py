@@ -15,9 +15,9 @@ class _AnyDatetime(type(_REAL_DATETIME)):
         return isinstance(value, _REAL_DATETIME)
 
 
-def _modules(skew):
-    """A stand-in for the ``datetime`` and ``time`` modules, ``skew``
-    seconds off."""
+def skewed_datetime(skew):
+    """A ``datetime.datetime`` whose now, utcnow and today are ``skew``
+    seconds off, and of which real datetimes are instances."""
     delta = datetime.timedelta(seconds=skew)
 
     class SkewedDatetime(_REAL_DATETIME, metaclass=_AnyDatetime):
@@ -33,6 +33,14 @@ def _modules(skew):
         @classmethod
         def today(cls):
             return cls.now()
+
+    return SkewedDatetime
+
+
+def _modules(skew):
+    """A stand-in for the ``datetime`` and ``time`` modules, ``skew``
+    seconds off."""
+    SkewedDatetime = skewed_datetime(skew)
 
     class Module(types.ModuleType):
         def __init__(self, real, **overrides):

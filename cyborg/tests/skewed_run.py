@@ -14,36 +14,16 @@ import importlib.metadata
 import sys
 import time
 
+from cyborg.tests import skewed_clock
+
 
 def skew(seconds):
     """Move this whole process's wall clock ``seconds`` ahead."""
     real_time, real_time_ns = time.time, time.time_ns
-    real = datetime.datetime
-    delta = datetime.timedelta(seconds=seconds)
-
-    class AnyDatetime(type(real)):
-        # NOTE(tests): datetimes made by C code are real ones; they must
-        # still pass isinstance checks against the stand-in.
-        def __instancecheck__(cls, value):
-            return isinstance(value, real)
-
-    class SkewedDatetime(real, metaclass=AnyDatetime):
-        @classmethod
-        def now(cls, tz=None):
-            return real.now(tz) + delta
-
-        @classmethod
-        def utcnow(cls):
-            return real.now(datetime.timezone.utc).replace(
-                tzinfo=None) + delta
-
-        @classmethod
-        def today(cls):
-            return cls.now()
-
+    moved = skewed_clock.skewed_datetime(seconds)
     time.time = lambda: real_time() + seconds
     time.time_ns = lambda: real_time_ns() + int(seconds * 1e9)
-    datetime.datetime = SkewedDatetime
+    datetime.datetime = moved
 
 
 def main(argv=None):

@@ -9,6 +9,8 @@ import signal
 import threading
 import time
 
+from cyborg.tests.cluster import stack as cluster_stack
+
 RESOLVED = ('Bound', 'BindFailed', 'Unbound')
 
 
@@ -180,20 +182,10 @@ FAULTS = (
 )
 
 
-def wait_for(predicate, timeout, interval=0.5):
-    """Seconds until ``predicate()`` was true, or None after ``timeout``."""
-    start = time.monotonic()
-    while True:
-        if predicate():
-            return time.monotonic() - start
-        if time.monotonic() - start > timeout:
-            return None
-        time.sleep(interval)
-
-
 def wait_resolved(run, start, end):
     """Wait until every boot whose bind was sent before ``end`` is
     resolved (and Nova told) or lost."""
-    wait_for(lambda: all(b.resolved is not None or b.lost is not None
-                         for b in run.boots.window(start, end)),
-             run.args.resolve_timeout + 60)
+    cluster_stack.wait_until(
+        lambda: all(b.resolved is not None or b.lost is not None
+                    for b in run.boots.window(start, end)),
+        run.args.resolve_timeout + 60, interval=0.5)

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
 import pymysql
 
@@ -174,14 +173,3 @@ class PrivateRabbit:
 
     def __exit__(self, *exc_info):
         self.stop()
-
-
-def wait_until(predicate, timeout, interval=0.2):
-    """Seconds until predicate() was true, or None after ``timeout``."""
-    start = time.monotonic()
-    while True:
-        if predicate():
-            return time.monotonic() - start
-        if time.monotonic() - start > timeout:
-            return None
-        time.sleep(interval)

@@ -282,11 +282,11 @@ def _final(args, run):
     running = run.boots.stop(args.resolve_timeout)
     run.load.stop()
     probe = run.probe
-    left = _chaos_faults.wait_for(lambda: probe.left() == {}, 120)
+    left = cluster_stack.wait_until(lambda: probe.left() == {}, 120)
     # NOTE(bench): orphans are removed once older than orphan_arq_age, by
     # a pass every as often; none may be left after twice that.
     orphans = probe.no_instance() - run.load.known() - run.boots.known_arqs()
-    gone = _chaos_faults.wait_for(
+    gone = cluster_stack.wait_until(
         lambda: not (probe.no_instance() & orphans),
         2 * args.orphan_age + 30)
     return {

@@ -60,6 +60,7 @@ import requests
 from sqlalchemy.engine import make_url
 
 from cyborg import rpc
+from cyborg.tests.cluster import stack as cluster_stack
 
 TARGET_RATIO = 0.8
 TARGET_P99_S = 2.0
@@ -240,7 +241,7 @@ def _run(args, stack, rabbit):
     # NOTE(bench): a create whose reply was lost (the broker went down
     # after the commit) leaves an ARQ no deadline can stop; the
     # conductors' orphan removal must take it within about twice its age.
-    settled = _faults.wait_until(
+    settled = cluster_stack.wait_until(
         lambda: not _orphans(stack.db_url, load.created)[0],
         2 * args.orphan_age + 10, interval=1)
     left = _orphans(stack.db_url, load.created)[0] if settled is None \

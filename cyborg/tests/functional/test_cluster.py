@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 import requests
@@ -48,35 +47,9 @@ def stack(tmp_path_factory):
 
 def _bind(stack):
     with requests.Session() as http:
-        found = _retry(lambda: _bind_once(stack, http))
+        found = _retry(lambda: cluster_tool.bind_one(stack, http, HOSTS[1]))
     assert found['state'] == 'Bound', found
     return found
-
-
-def _bind_once(stack, http):
-    resp = http.post(stack.api_url + '/v2/accelerator_requests',
-                     json={'device_profile_name': 'cluster-check'},
-                     timeout=60)
-    assert resp.status_code == 201, resp.text
-    arq = resp.json()['arqs'][0]
-    deployable = next(d for d in stack.deployables()
-                      if d['rp_uuid'] and d['name'].startswith(HOSTS[1]))
-    resp = http.patch(stack.api_url + '/v2/accelerator_requests', json={
-        arq['uuid']: [
-            {'path': '/hostname', 'op': 'add', 'value': HOSTS[1]},
-            {'path': '/device_rp_uuid', 'op': 'add',
-             'value': deployable['rp_uuid']},
-            {'path': '/instance_uuid', 'op': 'add',
-             'value': str(uuid.uuid4())}]}, timeout=60)
-    assert resp.status_code == 202, resp.text
-    url = stack.api_url + '/v2/accelerator_requests/' + arq['uuid']
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        found = http.get(url, timeout=60).json()
-        if found['state'] in ('Bound', 'BindFailed'):
-            return found
-        time.sleep(0.2)
-    raise AssertionError('%s never resolved' % arq['uuid'])
 
 
 def _retry(call, seconds=60):
@@ -86,7 +59,7 @@ def _retry(call, seconds=60):
     while True:
         try:
             return call()
-        except (AssertionError, requests.RequestException):
+        except (RuntimeError, requests.RequestException):
             if time.monotonic() > deadline:
                 raise
             time.sleep(1)
