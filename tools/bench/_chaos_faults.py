@@ -146,6 +146,10 @@ def inject_agent_cut(run):
     """One agent's connections to every RabbitMQ node cut for ``--cut``
     seconds."""
     host = run.stack.cuttable[0]
+    # NOTE(bench): a cut that finds no connection through the proxies
+    # would take nothing away: the row is then not judged as a cut.
+    carried = sum(proxy.connections
+                  for proxy in run.stack.agent_proxies[host])
     for proxy in run.stack.agent_proxies[host]:
         proxy.cut()
     try:
@@ -153,7 +157,7 @@ def inject_agent_cut(run):
     finally:
         for proxy in run.stack.agent_proxies[host]:
             proxy.restore()
-    return {'victim': host, 'cut_host': host}
+    return {'victim': host, 'cut_host': host, 'reached': carried > 0}
 
 
 def inject_database(run):

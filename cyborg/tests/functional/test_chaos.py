@@ -40,6 +40,7 @@ def test_short_chaos_on_the_clusters_loses_nothing(tmp_path):
         'agent cut from RabbitMQ', 'database down']
     for row in result['rows']:
         assert row['boots'] > 0, row
+        assert row['reached'], row
         assert (row['lost'], row['stuck'], row['double_bound'],
                 row['leaked'], row['host_leaked'], row['bind_failed']) \
             == (0, 0, 0, 0, 0, 0), row
@@ -81,6 +82,8 @@ def _row(**changes):
     ({'boots': 0}, ['HAProxy restart: no boot was in flight, nothing '
                     'judged']),
     ({'orphans': 1}, []),
+    ({'reached': False}, ['HAProxy restart: the fault never reached its '
+                          'target']),
     ({'duplicate_events': 2}, ['HAProxy restart: 2 duplicate_events']),
     ({'host_leaked': 1}, ['HAProxy restart: 1 host_leaked']),
     ({'fault': 'conductor SIGSTOP', 'of_baseline': 0.5},
