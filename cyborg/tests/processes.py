@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,7 +23,42 @@ def script(name):
     return path
 
 
+_HANDED_OUT = set()
+_LOWEST = 10000
+
+
+def _ephemeral_low():
+    try:
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as ports:
+            return int(ports.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port):
+    with socket.socket() as sock:
+        try:
+            sock.bind(('127.0.0.1', port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port():
+    """A loopback port nothing listens on, for a process to listen on.
+
+    It comes from below the kernel's ephemeral range: a port from that
+    range may be taken, between this answer and the listener's bind, as
+    the local end of any outgoing connection, and a Galera joiner whose
+    IST port is taken aborts. No port is handed out twice in a process.
+    """
+    high = _ephemeral_low() - 1
+    if high - _LOWEST > 1000:
+        for _ in range(200):
+            port = random.randint(_LOWEST, high)
+            if port not in _HANDED_OUT and _bindable(port):
+                _HANDED_OUT.add(port)
+                return port
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
