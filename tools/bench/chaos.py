@@ -12,7 +12,10 @@ binds long enough to lose them. A fake Nova API records the
 ``--boots`` threads play Nova (claim a deployable with room in Placement,
 create the ARQs, bind, wait for the event, delete) and ``--clients``
 threads list, create and delete ARQs to measure the API's throughput.
-After ``--warmup`` seconds (the baseline), the bench injects one fault
+After ``--settle`` seconds, when the boots have left their first,
+synchronised cycle, and ``--warmup`` seconds more (the baseline: the
+steady state each fault's throughput is judged against; a timeline of
+successes per 10 s shows both), the bench injects one fault
 after the other: SIGKILL of the conductor holding the most binds (at
 least ``--min-held``); SIGSTOP of the busiest for ``--hang`` s; a
 conductor's clock ``--skew`` s ahead for ``--skew-for`` s; SIGKILL of the
@@ -64,13 +67,14 @@ from cyborg.tests import deployments
 from cyborg.tests.cluster import stack as cluster_stack
 
 OK = (200, 201, 202, 204)
+TIMELINE_S = 10
 _SKEW_SEEN = 'seconds ahead of the database server'
 
 
 class Run:
     """One bench run on its stack; ``rows`` are the faults' figures."""
 
-    def __init__(self, args, stack, probe, boots, load):
+    def __init__(self, args, stack, probe, boots, load, started):
         self.args = args
         self.stack = stack
         self.probe = probe
@@ -81,6 +85,7 @@ class Run:
         self.baseline = None
         self.counted = set()
         self.orphans_seen = set()
+        self.started = started
 
     def records(self, start, end):
         return self.boots.between(start, end) + self.load.between(start,
@@ -104,6 +109,7 @@ class Run:
         settled = time.monotonic()
         texts = self.logs.since(mark)
         row = {'fault': name, 'fault_s': round(end - start, 1),
+               'at_s': round(start - self.started),
                'victim': found.get('victim')}
         row.update(_traffic(self.records(start, end),
                             self.load.between(start, end), end - start,
@@ -188,6 +194,20 @@ class Run:
         return len(new)
 
 
+def timeline(load, started, step):
+    """The clients' successful requests per second in each ``step``
+    seconds since ``started``: how a fault's row compares with the calm
+    around it."""
+    records = load.between(started, time.monotonic())
+    counts = {}
+    for record in records:
+        if record[3] in OK:
+            index = int((record[1] - started) // step)
+            counts[index] = counts.get(index, 0) + 1
+    last = max(counts, default=-1)
+    return [round(counts.get(i, 0) / step, 1) for i in range(last + 1)]
+
+
 def _statuses(records):
     counts = {}
     for record in records:
@@ -260,13 +280,19 @@ def _run(args, stack, nova):
     load = sick_parts.Load(stack.api_url, args.clients)
     result = {'rows': []}
     try:
+        started = time.monotonic()
         boots.start(probe.targets())
         load.start()
-        print('%d boots and %d clients on %d hosts; baseline over %d s'
-              % (args.boots, args.clients, args.agents, args.warmup),
-              flush=True)
-        time.sleep(min(10, args.warmup / 2))
-        run = Run(args, stack, probe, boots, load)
+        print('%d boots and %d clients on %d hosts; baseline over %d s '
+              'after %d s' % (args.boots, args.clients, args.agents,
+                             args.warmup, args.settle), flush=True)
+        # NOTE(bench): the boots start together and wait out their first
+        # prepares together; until they spread, the clients have the
+        # machine nearly to themselves (on 2 CPUs, 30 successes/s for the
+        # first 40 s, 18 after), and a baseline taken then makes every
+        # fault look a third worse than it is.
+        time.sleep(args.settle)
+        run = Run(args, stack, probe, boots, load, started)
         run.measure_baseline(args.warmup)
         result['baseline'] = run.baseline
         result['rows'] = run.rows
@@ -274,6 +300,7 @@ def _run(args, stack, nova):
             if not args.only or name in args.only:
                 run.fault(name, inject)
         result['final'] = _final(args, run)
+        result['timeline'] = timeline(load, run.started, TIMELINE_S)
     except _chaos_probe.ProbeError as exc:
         result['probe_error'] = str(exc)
     finally:
@@ -393,7 +420,7 @@ def table(result):
 TINY = {'conductors': 3, 'agents': 2, 'devices': 2, 'handles': 4,
         'boots': 10, 'clients': 2, 'prepare_delay': 2, 'min_held': 1,
         'busy_wait': 20, 'hang': 12, 'skew_for': 10, 'down': 4, 'cut': 10,
-        'db_down': 5, 'warmup': 8, 'takeover_after': 6,
+        'db_down': 5, 'warmup': 8, 'settle': 5, 'takeover_after': 6,
         'heartbeat_interval': 2, 'orphan_age': 10, 'resolve_timeout': 150,
         # NOTE(bench): a 12 s window on two shared CPUs measures noise.
         'min_hung_ratio': 0}
@@ -426,7 +453,10 @@ def parse_args(argv=None):
         help='seconds the agent is cut from RabbitMQ')
     add('--db-down', type=float, default=30,
         help='seconds every Galera node stays stopped')
-    add('--warmup', type=float, default=30,
+    add('--settle', type=float, default=90,
+        help='seconds of load before the baseline, so that it measures '
+             'the steady state')
+    add('--warmup', type=float, default=60,
         help='seconds of the baseline before the first fault')
     add('--takeover-after', type=int, default=30,
         help='[conductor] takeover_after')
@@ -474,6 +504,10 @@ def main(argv=None):
     print(table(result))
     print()
     print('Baseline: %s' % json.dumps(result.get('baseline')))
+    print('Successes/s every %d s from the start of the load: %s' % (
+        TIMELINE_S, ' '.join(str(v) for v in result.get('timeline', []))))
+    print('Faults began at (s): %s' % ', '.join(
+        '%s %s' % (r['fault'], r.get('at_s')) for r in result['rows']))
     print('In the end: %s' % json.dumps(result.get('final')))
     for line in found:
         print('FAILED: %s' % line)

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -48,16 +49,22 @@ def test_short_chaos_on_the_clusters_loses_nothing(tmp_path):
     assert kill['held'] >= 1 and kill['all_taken'], kill
     assert result['final']['left'] == {}
     assert result['failures'] == []
+    assert len(result['timeline']) >= 3 and max(result['timeline']) > 0
     assert proc.stdout.splitlines()[-2].startswith('Command: python ')
 
 
-def _failures(result):
-    """What the bench's verdict finds in ``result``."""
+def _chaos():
     sys.path.insert(0, BENCH_DIR)
     try:
         import chaos
     finally:
         sys.path.remove(BENCH_DIR)
+    return chaos
+
+
+def _failures(result):
+    """What the bench's verdict finds in ``result``."""
+    chaos = _chaos()
     args = chaos.parse_args(['--tiny'])
     args.min_hung_ratio = 0.8
     return chaos.failures(result, args)
@@ -106,3 +113,24 @@ def test_a_probe_error_or_an_unfinished_run_fails():
     assert _failures({'rows': [], 'final': {}}) == ['the run did not finish']
     assert _failures({'rows': [], 'probe_error': 'no node answered'}) == [
         'a probe errored: no node answered']
+
+
+class _Records:
+    def __init__(self, records):
+        self.records = records
+
+    def between(self, start, end):
+        return [r for r in self.records if start <= r[0] < end]
+
+
+def test_the_timeline_counts_successes_by_when_they_were_answered():
+    now = time.monotonic() - 100
+    records = [(now + 1, now + 2, 'read', 200),
+               (now + 3, now + 4, 'create', 201),
+               (now + 5, now + 12, 'delete', 204),
+               (now + 13, now + 14, 'read', 503),
+               (now + 25, now + 26, 'read', 'timeout'),
+               (now + 31, now + 33, 'read', 200)]
+    chaos = _chaos()
+    found = chaos.timeline(_Records(records), now, 10)
+    assert found == [0.2, 0.1, 0.0, 0.1]
