@@ -89,6 +89,15 @@ class Boots:
             # NOTE(bench): spread the first creates, as arrivals would be.
             time.sleep(0.02)
 
+    def burst(self, count):
+        """``count`` boots more at once, as one multi-create (``max_count``)
+        asks Nova for; each of these threads boots one instance."""
+        for _ in range(count):
+            thread = threading.Thread(target=self._run, args=(1,),
+                                      daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
     def stop(self, timeout):
         """Let every thread finish (delete) its instance; returns the
         threads still running after ``timeout``."""
@@ -141,11 +150,13 @@ class Boots:
                 return None
             time.sleep(RETRY_S)
 
-    def _run(self):
+    def _run(self, instances=None):
         with requests.Session() as http, requests.Session() as placement:
             placement.headers.update(self.placement_headers)
-            while not self._stop.is_set():
+            while not self._stop.is_set() and instances != 0:
                 self._boot(http, placement, Boot())
+                if instances:
+                    instances -= 1
 
     def _claim(self, placement, boot):
         """Claim one deployable with room in Placement, as the scheduler

@@ -70,8 +70,13 @@ def _busiest(run, least):
 
 
 def inject_kill(run):
-    """SIGKILL of the conductor holding the most binds (at least
-    ``--min-held``); started again once the survivors took them over."""
+    """A burst of ``--burst`` boots, then SIGKILL of the conductor holding
+    the most binds (at least ``--min-held``); started again once the
+    survivors took them over."""
+    # NOTE(bench): once the boots have spread out, a conductor holds a
+    # few binds at a time; a multi-create gives it the many binds an
+    # operator fears losing with it.
+    run.boots.burst(run.args.burst)
     victim, held = _busiest(run, run.args.min_held)
     # NOTE(bench): the binds it holds at the moment of the kill are those
     # the survivors must take over; read again with the process frozen.

@@ -93,9 +93,11 @@ def _row(**changes):
                           'target']),
     ({'duplicate_events': 2}, ['HAProxy restart: 2 duplicate_events']),
     ({'host_leaked': 1}, ['HAProxy restart: 1 host_leaked']),
-    ({'fault': 'conductor SIGSTOP', 'of_baseline': 0.5},
-     ['conductor SIGSTOP: 50 % of the baseline throughput (at least 80 % '
+    ({'fault': 'conductor SIGSTOP', 'of_before': 0.5, 'of_baseline': 0.9},
+     ['conductor SIGSTOP: 50 % of the throughput before it (at least 80 % '
       'wanted)']),
+    ({'fault': 'conductor SIGSTOP', 'of_before': 0.85, 'of_baseline': 0.6},
+     []),
     ({'fault': 'conductor kill -9', 'takeover': {
         'held': 0, 'taken': 0, 'all_taken': True, 'error': None}},
      ['conductor kill -9: the victim held 0 binds (at least 1 wanted)']),
