@@ -65,12 +65,11 @@ def finish(context, uuids, failed, host, agent_api, nova):
                for uuid, instance in (failed or {}).items()}
     with takeover.holding(host, uuids) as mine:
         _work(context, mine, host, agent_api, results)
-    heard = tell_nova(nova, results)
-    # NOTE(conductor): only now may the ARQs go; had this conductor died
-    # before, its successor would have sent the events. Those Nova did
-    # not take are sent again (takeover.resume).
-    takeover.told(context, heard, [u for u in results if u not in heard],
-                  host)
+    # NOTE(conductor): only once Nova has the events may the ARQs go; had
+    # this conductor died before, its successor would have sent them.
+    # Those Nova did not take are sent again (takeover.resume).
+    takeover.send_events(context, list(results), host,
+                         lambda held: tell_nova(nova, held))
 
 
 def _work(context, uuids, host, agent_api, results):

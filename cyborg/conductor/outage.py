@@ -103,15 +103,23 @@ def guard(func, tracker=None):
                 found.failed(failure)
             raise
         except Exception as exc:
-            if not is_connection_error(exc):
+            if is_connection_error(exc):
+                found.failed(exc)
+                why = 'the conductor cannot reach it; retry later'
+            elif unreachable.is_transient(exc):
+                # NOTE(outage): the database answered but could not do
+                # the work now (a Galera node recovering its state);
+                # the request is sound, so the caller retries (503),
+                # and a reachable database is not counted as down.
+                LOG.warning('The database could not do %s now: %s',
+                            func.__name__, _reason(exc))
+                why = 'it could not do the work now; retry later'
+            else:
                 raise
-            found.failed(exc)
             try:
                 # NOTE(outage): the driver's words (hosts, ports) are in
                 # the log once; the client learns only what to do.
-                raise exception.DatabaseUnavailable(
-                    reason='the conductor cannot reach it; retry '
-                           'later') from None
+                raise exception.DatabaseUnavailable(reason=why) from None
             except exception.DatabaseUnavailable:
                 # NOTE(outage): the dispatcher logs an ExpectedException at
                 # debug level and sends the wrapped one to the caller.

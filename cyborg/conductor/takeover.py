@@ -115,11 +115,19 @@ def resume(context, conductor):
 def announce(context, uuids, conductor):
     """Send Nova the events of resolved binds this conductor holds, then
     let them go."""
-    results = ownership.resolved(context, uuids, conductor.host)
+    send_events(context, uuids, conductor.host, conductor.tell_nova)
+
+
+def send_events(context, uuids, host, tell_nova):
+    """Have ``tell_nova`` send the events of those of ``uuids`` that
+    conductor ``host`` still holds, resolved; then let them go."""
+    # NOTE(takeover): read again just before sending: a conductor that
+    # was stopped after its binds ended finds their events taken over by
+    # another, which has sent them; sending too would tell Nova twice.
+    results = ownership.resolved(context, uuids, host)
     if results:
-        heard = conductor.tell_nova(results)
-        told(context, heard, [u for u in results if u not in heard],
-             conductor.host)
+        heard = tell_nova(results)
+        told(context, heard, [u for u in results if u not in heard], host)
 
 
 def finish_unbind(context, uuids, conductor, released=None):

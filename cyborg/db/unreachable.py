@@ -31,7 +31,8 @@ def _causes(exc):
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         yield exc
-        exc = (getattr(exc, 'inner_exception', None) or exc.__cause__ or
+        exc = (getattr(exc, 'inner_exception', None) or
+               getattr(exc, 'orig', None) or exc.__cause__ or
                exc.__context__)
 
 
@@ -52,6 +53,39 @@ def is_connection_error(exc):
             text = str(cause).lower()
             if any(marker in text for marker in _LOST_MARKERS):
                 return True
+    return False
+
+
+# NOTE(db): MySQL/MariaDB error codes of work the server could not do
+# now, whatever the statement: too many connections (1040), shutting down
+# (1053), a COMMIT or ROLLBACK Galera failed as its node left the primary
+# component (1180, 1181), a lock wait timeout (1205), a deadlock (1213).
+_TRANSIENT_MYSQL = frozenset((1040, 1053, 1180, 1181, 1205, 1213))
+# NOTE(db): PostgreSQL's SQLSTATEs of the same: serialization failure,
+# deadlock, lock not available, too many connections, shutting down.
+_TRANSIENT_PG = frozenset(('40001', '40P01', '55P03', '53300', '57P01'))
+
+
+def is_transient(exc):
+    """Whether ``exc`` is a database failure the statement did not cause,
+    so that the same request may succeed later: the database cannot be
+    reached, or could not do the work now (a Galera node that left the
+    primary component, a lock wait timeout, a deadlock that outlasted the
+    writer's retries)."""
+    if is_connection_error(exc):
+        return True
+    for cause in _causes(exc):
+        if isinstance(cause, db_exc.DBDeadlock):
+            return True
+        code = cause.args[0] if getattr(cause, 'args', None) else None
+        if type(cause).__name__ in _DBAPI_NAMES and \
+                code in _TRANSIENT_MYSQL:
+            return True
+        if getattr(cause, 'pgcode', None) in _TRANSIENT_PG:
+            return True
+        if isinstance(cause, sa_exc.OperationalError) and \
+                'database is locked' in str(cause):
+            return True
     return False
 
 

@@ -71,6 +71,68 @@ def test_other_errors_are_not(exc):
     assert not outage.is_connection_error(exc)
 
 
+class OperationalError(Exception):
+    """Named as PEP 249 names a driver's error (pymysql's, psycopg2's)."""
+
+
+class _PgError(Exception):
+    """A psycopg2 error: its SQLSTATE is ``pgcode``."""
+
+    def __init__(self, pgcode):
+        super().__init__('pg')
+        self.pgcode = pgcode
+
+
+def _galera_commit():
+    # What MariaDB answers a COMMIT on a node that left the primary
+    # component (a Galera cluster losing quorum or restarting).
+    return sa_exc.OperationalError('COMMIT', {}, OperationalError(
+        1180, 'Got error 6 "No such device or address" during COMMIT'))
+
+
+@pytest.mark.parametrize('exc', [
+    _galera_commit(),
+    db_exc.DBError(_galera_commit()),
+    sa_exc.OperationalError('x', {}, OperationalError(
+        1205, 'Lock wait timeout exceeded; try restarting transaction')),
+    db_exc.DBDeadlock(),
+    sa_exc.OperationalError('x', {}, _PgError('40001')),
+    sa_exc.OperationalError('x', {}, Exception('database is locked')),
+    _lost(),
+])
+def test_transient_errors_are_recognised(exc):
+    assert outage.unreachable.is_transient(exc)
+
+
+@pytest.mark.parametrize('exc', [
+    # MySQL reports an unknown column as an OperationalError: a bug.
+    sa_exc.OperationalError('x', {}, OperationalError(
+        1054, "Unknown column 'x' in 'field list'")),
+    sa_exc.OperationalError('x', {}, Exception('no such table: arqs')),
+    sa_exc.ProgrammingError('x', {}, _PgError('42P01')),
+    db_exc.DBDuplicateEntry(),
+    ValueError('a bug'),
+])
+def test_bugs_are_not_transient(exc):
+    assert not outage.unreachable.is_transient(exc)
+
+
+def test_a_galera_commit_failure_is_a_503_not_an_outage():
+    log = _Log()
+    tracker = outage.OutageTracker(log)
+
+    def commit(context):
+        raise db_exc.DBError(_galera_commit())
+
+    with pytest.raises(messaging.ExpectedException) as caught:
+        outage.guard(commit, tracker)(None)
+    failure = caught.value.exc_info[1]
+    assert isinstance(failure, exception.DatabaseUnavailable)
+    assert 'retry later' in failure.message
+    # The database answered: it is not down.
+    assert not tracker.down and log.records == []
+
+
 def test_tracker_logs_each_edge_once_with_the_count():
     log = _Log()
     tracker = outage.OutageTracker(log)
@@ -188,10 +250,6 @@ def test_periodic_tasks_are_quiet_and_end_an_outage():
                                                    logging.INFO]
     assert '; 0 requests were refused' in log.records[1][1]
 
-
-
-class OperationalError(Exception):
-    """Named as PEP 249 names a driver's error (pymysql's, psycopg2's)."""
 
 
 def _raised(exc):

@@ -246,6 +246,32 @@ def test_an_owner_dying_before_nova_heard_loses_no_event(
     assert (row.state, row.owner) == (states.ARQ_BOUND, None)
 
 
+def test_an_owner_stopped_before_its_event_sends_none_once_taken(
+        db, deployable, ctx, conductors, override):
+    # NOTE(tests): found by tools/bench/chaos.py: SIGSTOPped between Bound
+    # and Nova's event, the conductor woke after another had sent it, and
+    # sent it again.
+    override('takeover_after', 60, group='conductor')
+    _mdev_handles(db)
+    arq = _started(ctx, deployable, 'ctl-a')
+    a, b = conductors('ctl-a'), conductors('ctl-b')
+    real_finish = binding.finish_bind
+
+    def finish_then_stall(*args, **kwargs):
+        done = real_finish(*args, **kwargs)
+        # ctl-a stops here; ctl-b finds it dead and sends the event.
+        _beat(db, ctx, 'ctl-a', age=120)
+        assert takeover.adopt(ctx, b, manager.BINARY) == [arq]
+        return done
+
+    with mock.patch.object(binding, 'finish_bind', finish_then_stall):
+        a.finish_binds(ctx, [arq])
+    b.nova.bound.assert_called_once()
+    a.nova.bound.assert_not_called()
+    row = _row(db, arq)
+    assert (row.state, row.owner) == (states.ARQ_BOUND, None)
+
+
 def test_a_finished_bind_lets_its_arq_go_once_nova_heard(
         db, deployable, ctx, conductors):
     b = conductors('ctl-b')
