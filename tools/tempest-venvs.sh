@@ -6,8 +6,11 @@
 #   .tempest-venvs/keystone  Keystone, served by cheroot
 #                            (cyborg/tests/keystone_server.py)
 #   .tempest-venvs/tempest   tempest with cyborg-tempest-plugin
+#   .tempest-venvs/nova      Nova, Glance and Placement, served by cheroot
+#                            (cyborg/tests/nova/wsgi_server.py) or run as
+#                            their console scripts (cyborg/tests/nova/)
 # Idempotent: a virtualenv built from the same interpreter and requirements
-# is kept. Usage: tools/tempest-venvs.sh [keystone|tempest ...]; PYTHON
+# is kept. Usage: tools/tempest-venvs.sh [keystone|tempest|nova ...]; PYTHON
 # picks the interpreter (default python3). On failure pip's whole output
 # goes to stderr.
 set -euo pipefail
@@ -18,11 +21,13 @@ root=.tempest-venvs
 declare -A requirements=(
     [keystone]='keystone==30.0.0 cheroot==11.1.2'
     [tempest]='tempest==47.0.0 cyborg-tempest-plugin==2.8.0'
+    [nova]='nova==34.0.0 glance==33.0.0 openstack-placement==16.0.0 cheroot==11.1.2 PyMySQL==1.2.4'
 )
 # The command whose presence tells a finished virtualenv.
 declare -A commands=(
     [keystone]=keystone-manage
     [tempest]=tempest
+    [nova]=nova-manage
 )
 
 # The pip work of build(), quiet; set -e does not reach into a function
@@ -38,7 +43,7 @@ install() {
 build() {
     local name=$1 dir=$root/$1 stamp log kept
     if [ -z "${requirements[$name]:-}" ]; then
-        echo "unknown virtualenv '$name' (keystone or tempest)" >&2
+        echo "unknown virtualenv '$name' (keystone, tempest or nova)" >&2
         return 2
     fi
     stamp="$("$python" -c 'import sys; print(sys.version.split()[0])')"

@@ -32,11 +32,14 @@ PROJECTS = ('p1', 'p2')
 PERSONAS = ('reader', 'member', 'manager')
 # {user: (project, roles on it)}; ADMIN comes from bootstrap. nova is Nova's
 # service user, whose token Nova sends as X-Service-Token; cyborg is the one
-# keystonemiddleware validates tokens with.
+# keystonemiddleware validates tokens with; glance and placement are those
+# services' own, for the tests that run the real Nova.
 USERS = dict({'%s-%s' % (project, persona): (project, (persona,))
               for project in PROJECTS for persona in PERSONAS},
              nova=(SERVICE_PROJECT, ('service',)),
-             cyborg=(SERVICE_PROJECT, ('admin', 'service')))
+             cyborg=(SERVICE_PROJECT, ('admin', 'service')),
+             glance=(SERVICE_PROJECT, ('service',)),
+             placement=(SERVICE_PROJECT, ('service',)))
 
 
 def build_venvs(*names):
@@ -241,33 +244,42 @@ class Keystone:
     def register_accelerator(self, url):
         """List Cyborg at ``url`` (without /v2) as the accelerator service,
         public in RegionOne, instead of any Cyborg listed before."""
-        for service in self.api('GET', '/services?type=accelerator')[
+        self.register('accelerator', 'cyborg', url + '/v2')
+
+    def register(self, service_type, name, url):
+        """List ``url`` as the public endpoint of ``service_type`` in
+        RegionOne, instead of any listed before."""
+        for service in self.api('GET', '/services?type=%s' % service_type)[
                 'services']:
             for endpoint in self.api('GET', '/endpoints?service_id=%s'
                                      % service['id'])['endpoints']:
                 self.api('DELETE', '/endpoints/%s' % endpoint['id'])
             self.api('DELETE', '/services/%s' % service['id'])
-        service = self._create('service', type='accelerator', name='cyborg')
+        service = self._create('service', type=service_type, name=name)
         self._create('endpoint', service_id=service, interface='public',
-                     region_id=REGION, url=url + '/v2')
+                     region_id=REGION, url=url)
         # NOTE(keystone): a token carries the catalog of when it was issued.
         for sess in self._sessions.values():
             sess.invalidate()
 
-    def authtoken_options(self):
-        """Cyborg's [keystone_authtoken], as the ``cyborg`` user."""
-        # NOTE(keystone): no memcached_servers: keystonemiddleware caches
-        # the tokens it validated in the process.
+    def auth_options(self, user='cyborg'):
+        """A keystoneauth password section for a service user of USERS."""
         return {
-            'www_authenticate_uri': self.url,
             'auth_url': self.url,
             'auth_type': 'password',
-            'username': 'cyborg',
+            'username': user,
             'password': PASSWORD,
             'user_domain_id': DOMAIN,
-            'project_name': SERVICE_PROJECT,
+            'project_name': USERS[user][0],
             'project_domain_id': DOMAIN,
             'region_name': REGION,
-            'service_token_roles': 'service',
-            'service_token_roles_required': 'true',
         }
+
+    def authtoken_options(self, user='cyborg'):
+        """A service's [keystone_authtoken], as its ``user``."""
+        # NOTE(keystone): no memcached_servers: keystonemiddleware caches
+        # the tokens it validated in the process.
+        return dict(self.auth_options(user),
+                    www_authenticate_uri=self.url,
+                    service_token_roles='service',
+                    service_token_roles_required='true')

@@ -1,0 +1,1 @@
+"""Nova from PyPI with Cyborg: its services, Glance and a Neutron stand-in."""
