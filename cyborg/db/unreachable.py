@@ -79,7 +79,7 @@ def is_transient(exc):
             return True
         code = cause.args[0] if getattr(cause, 'args', None) else None
         if type(cause).__name__ in _DBAPI_NAMES and \
-                code in _TRANSIENT_MYSQL:
+                isinstance(code, int) and code in _TRANSIENT_MYSQL:
             return True
         if getattr(cause, 'pgcode', None) in _TRANSIENT_PG:
             return True

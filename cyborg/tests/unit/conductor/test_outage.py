@@ -112,6 +112,9 @@ def test_transient_errors_are_recognised(exc):
     sa_exc.ProgrammingError('x', {}, _PgError('42P01')),
     db_exc.DBDuplicateEntry(),
     ValueError('a bug'),
+    # whatever a cause carries first (here unhashable) is no error code
+    KeyError({'not': 'hashable'}),
+    OperationalError(['a', 'list']),
 ])
 def test_bugs_are_not_transient(exc):
     assert not outage.unreachable.is_transient(exc)
