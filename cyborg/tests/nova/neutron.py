@@ -102,6 +102,6 @@ class Neutron:
                 self.wfile.write(data)
 
             def log_message(self, *args):
-                pass
+                """Quiet: every request is in ``requests`` already."""
 
         return Handler
