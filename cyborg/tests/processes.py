@@ -75,6 +75,16 @@ def write_config(path, sections):
     return str(path)
 
 
+def layered(*layers):
+    """{section: {option: value}} of ``layers``, a later one's options
+    over an earlier one's."""
+    merged = {}
+    for layer in layers:
+        for section, options in layer.items():
+            merged[section] = dict(merged.get(section, {}), **options)
+    return merged
+
+
 def run(name, *args, timeout=60):
     """Run a command to completion; returns the CompletedProcess."""
     return subprocess.run([script(name), *args], capture_output=True,

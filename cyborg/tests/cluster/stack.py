@@ -154,11 +154,7 @@ class ClusterStack:
                           'report_interval': 2}}
         paths = {}
         for name, own in files.items():
-            merged = {}
-            for layer in (common, self.sections, own):
-                for section, options in layer.items():
-                    merged[section] = dict(merged.get(section, {}),
-                                           **options)
+            merged = processes.layered(common, self.sections, own)
             paths[name] = processes.write_config(
                 os.path.join(self.workdir, '%s.conf' % name), merged)
         return paths
