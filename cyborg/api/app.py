@@ -14,6 +14,7 @@ import pecan
 from cyborg import conf as cyborg_conf
 from cyborg import policy
 from cyborg import version
+from cyborg.api import access_log
 from cyborg.api import body
 from cyborg.api import errors
 from cyborg.api import hooks
@@ -117,6 +118,8 @@ def setup_app(conf=None):
     app = microversion.HeadersMiddleware(app)
     # - The healthcheck answers before auth: load balancers have no token.
     app = _HealthcheckRoute(app, conf)
+    # - Every request is logged with its answer, its time and its id.
+    app = access_log.AccessLog(app, HEALTHCHECK_PATH)
     # - Request ids go on every response, errors and healthchecks included.
     app = request_id.RequestId(app, conf)
     # - CORS must see (and answer) preflight requests before anything else

@@ -113,8 +113,10 @@ def bind(context, job, agent_api, glance=None):
                                      handle['type'], handle['info'],
                                      handle['uuid'], arq_uuid=job['uuid'])
     except (exception.CyborgException, messaging.MessagingException) as exc:
+        # NOTE(hostwork): the reason alone; an agent's failure would bring
+        # the agent's traceback along in its text.
         LOG.warning('Bind of ARQ %s failed on %s: %s', job['uuid'],
-                    job['host'], exc)
+                    job['host'], exception.message_of(exc))
         return False
     except Exception:  # noqa: BLE001 - the ARQ must not stay BindStarted
         LOG.exception('Bind of ARQ %s failed on %s', job['uuid'],

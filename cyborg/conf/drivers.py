@@ -40,6 +40,13 @@ fake_opts = [
              'attach_type) at bind, as a real driver creating a mediated '
              'device does. For tests that must catch a bind half-way '
              '(killing the conductor that runs it); 0 is at once.'),
+    cfg.StrOpt(
+        'prepare_failure',
+        default='',
+        help='When set, every MDEV handle the fake driver prepares fails '
+             '(after prepare_delay) with this text as the reason, so the '
+             'bind fails on this host; for tests of Nova\'s handling of a '
+             'failed bind. Empty: prepares succeed.'),
     cfg.BoolOpt(
         'scrub_on_release',
         default=False,

@@ -65,12 +65,17 @@ class FakeDriver(base.AcceleratorDriver):
         return devices
 
     def prepare_handle(self, attach_type, attach_info, handle_uuid):
-        """Take ``[fake_driver] prepare_delay``; no mdev is created."""
+        """Take ``[fake_driver] prepare_delay``, then fail with
+        ``[fake_driver] prepare_failure`` when it is set; no mdev is
+        created."""
         # NOTE(fake): the delay lets a test kill the conductor of a bind
         # while the host-side work is still going on.
         LOG.info('Preparing handle %s takes %.1f s', handle_uuid,
                  CONF.fake_driver.prepare_delay)
         time.sleep(CONF.fake_driver.prepare_delay)
+        reason = CONF.fake_driver.prepare_failure
+        if reason:
+            raise exception.DriverError(driver=self.name, reason=reason)
 
     def health(self, device):
         """Healthy, with no check run: the fake cards have no hardware."""

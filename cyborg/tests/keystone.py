@@ -8,6 +8,7 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 import requests
 
+from cyborg.tests import install_guide
 from cyborg.tests import processes
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -32,12 +33,14 @@ PROJECTS = ('p1', 'p2')
 PERSONAS = ('reader', 'member', 'manager')
 # {user: (project, roles on it)}; ADMIN comes from bootstrap. nova is Nova's
 # service user, whose token Nova sends as X-Service-Token; cyborg is the one
-# keystonemiddleware validates tokens with; glance and placement are those
-# services' own, for the tests that run the real Nova.
+# keystonemiddleware validates tokens with (both with the roles the install
+# guide gives them); glance and placement are those services' own, for the
+# tests that run the real Nova.
+_GUIDE_ROLES = install_guide.roles()
 USERS = dict({'%s-%s' % (project, persona): (project, (persona,))
               for project in PROJECTS for persona in PERSONAS},
-             nova=(SERVICE_PROJECT, ('service',)),
-             cyborg=(SERVICE_PROJECT, ('admin', 'service')),
+             nova=(SERVICE_PROJECT, tuple(sorted(_GUIDE_ROLES['nova']))),
+             cyborg=(SERVICE_PROJECT, tuple(sorted(_GUIDE_ROLES['cyborg']))),
              glance=(SERVICE_PROJECT, ('service',)),
              placement=(SERVICE_PROJECT, ('service',)))
 
@@ -242,13 +245,17 @@ class Keystone:
         self.ids = {'roles': roles, 'projects': projects, 'users': users}
 
     def register_accelerator(self, url):
-        """List Cyborg at ``url`` (without /v2) as the accelerator service,
-        public in RegionOne, instead of any Cyborg listed before."""
-        self.register('accelerator', 'cyborg', url + '/v2')
+        """List Cyborg at ``url`` (without /v2) as the accelerator service
+        in RegionOne, instead of any Cyborg listed before: an endpoint for
+        each interface of the install guide, with its path (``/v2``)."""
+        self.register('accelerator', 'cyborg',
+                      url + install_guide.endpoint_path(),
+                      interfaces=sorted(
+                          install_guide.accelerator_endpoints()))
 
-    def register(self, service_type, name, url):
-        """List ``url`` as the public endpoint of ``service_type`` in
-        RegionOne, instead of any listed before."""
+    def register(self, service_type, name, url, interfaces=('public',)):
+        """List ``url`` as the endpoint of ``service_type`` in RegionOne
+        for each of ``interfaces``, instead of any listed before."""
         for service in self.api('GET', '/services?type=%s' % service_type)[
                 'services']:
             for endpoint in self.api('GET', '/endpoints?service_id=%s'
@@ -256,8 +263,9 @@ class Keystone:
                 self.api('DELETE', '/endpoints/%s' % endpoint['id'])
             self.api('DELETE', '/services/%s' % service['id'])
         service = self._create('service', type=service_type, name=name)
-        self._create('endpoint', service_id=service, interface='public',
-                     region_id=REGION, url=url)
+        for interface in interfaces:
+            self._create('endpoint', service_id=service, interface=interface,
+                         region_id=REGION, url=url)
         # NOTE(keystone): a token carries the catalog of when it was issued.
         for sess in self._sessions.values():
             sess.invalidate()

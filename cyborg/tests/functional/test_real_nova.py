@@ -8,14 +8,22 @@ the server's ARQs are Bound to it and to its host, no handle is held
 twice, and Placement's allocations name the device on that host.
 """
 
+import json
+import os
+import re
+import sys
 import time
 
 import pytest
 
+from cyborg.tests import keystone as keystone_mod
+from cyborg.tests import processes
 from cyborg.tests.nova import stack as nova_stack
 
 pytestmark = pytest.mark.functional
 
+BENCH_DIR = os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                         'tools', 'bench')
 HOSTS = ('compute-1', 'compute-2')
 #: each host: one fake device with two MDEV handles, so capacity is four.
 HANDLES = 2
@@ -59,9 +67,10 @@ def _bound_handles(stack):
     return held
 
 
-def check_bound(stack, server):
+def check_bound(stack, server, only=True):
     """The server's one ARQ is Bound on the server's host, its handle is
-    held by it alone, and Placement holds the device below that host."""
+    held by it alone, and Placement holds the device below that host (and,
+    when ``only``, nothing else for the server)."""
     host = server['OS-EXT-SRV-ATTR:host']
     arqs = stack.arqs_of(server['id'])
     assert [(a['state'], a['hostname'], a['instance_uuid']) for a in arqs] \
@@ -70,14 +79,15 @@ def check_bound(stack, server):
     assert all(len(uuids) == 1 for uuids in held.values()), held
     allocations = stack.allocations_of(server['id'])
     device = arqs[0]['device_rp_uuid']
-    assert allocations.get(device) == {nova_stack.RESOURCE_CLASS: 1}, \
-        allocations
     root = stack.placement_get('/resource_providers/%s' % device)[
         'root_provider_uuid']
     node = stack.placement_get('/resource_providers?name=%s' % host)[
         'resource_providers']
     assert [n['uuid'] for n in node] == [root]
+    assert allocations[device] == {nova_stack.RESOURCE_CLASS: 1}
     assert allocations[root] == {'VCPU': 1, 'MEMORY_MB': 64, 'DISK_GB': 1}
+    # Nothing held anywhere else (a host it left, an earlier device).
+    assert not only or set(allocations) == {device, root}, allocations
     return arqs[0]
 
 
@@ -110,6 +120,49 @@ def test_a_slow_bind_goes_active_through_the_bound_event(stack, servers):
     # ended with it, not with [DEFAULT] arq_binding_timeout (300 s).
     assert 'Creating event accelerator-request-bound:%s' % arq['uuid'] \
         in stack.nova.api.log()
+
+
+def test_a_failed_bind_ends_the_build_with_a_fault_naming_it(stack, servers):
+    host = HOSTS[0]
+    # NOTE(tests): the bind fails after the delay, once nova-compute waits
+    # for its event: the failed event ends the wait (see nova.rst for a
+    # bind that fails before nova-compute looks).
+    with stack.fake_driver([host], prepare_delay=PREPARE_DELAY,
+                           prepare_failure='no mdev left (injected)'):
+        started = time.monotonic()
+        server = stack.boot(name='bind-fails', user=keystone_mod.ADMIN,
+                            availability_zone='nova:%s' % host,
+                            wait='ERROR')
+        took = time.monotonic() - started
+        servers.append(server['id'])
+    assert took < PREPARE_DELAY + 30, took
+    assert 'Failure getting accelerator requests' in \
+        server['fault']['message'], server['fault']
+    # The conductor says why, without the agent's traceback.
+    assert re.search(r'WARNING .* Bind of ARQ \S+ failed on %s: Driver fake '
+                     r'failed: no mdev left \(injected\)\n\d{4}-' % host,
+                     stack.conductor.log()), stack.conductor.log()[-3000:]
+    processes.wait_for(lambda: stack.arqs_of(server['id']) == [] and
+                       stack.allocations_of(server['id']) == {},
+                       nova_stack.TIMEOUT, interval=0.5,
+                       what='the failed build\'s ARQ and allocations gone')
+
+
+def test_a_failed_spawn_reschedules_with_a_new_arq_on_the_other_host(
+        stack, servers):
+    server = stack.boot(name='reschedule-me', wait=None)
+    servers.append(server['id'])
+    server = stack.wait_status(server['id'], 'ACTIVE')
+    landed = server['OS-EXT-SRV-ATTR:host']
+    failed = [host for host in HOSTS
+              if 'the first spawn of reschedule-me fails' in
+              stack.nova.computes[host].log()]
+    # One spawn failed, on the other host; the ARQ Nova deleted there is
+    # gone, and the one it made for this host is bound here.
+    assert failed == [h for h in HOSTS if h != landed], failed
+    check_bound(stack, server)
+    assert len(stack.cyborg('GET', '/v2/accelerator_requests')['arqs']) \
+        == len(_bound_handles(stack))
 
 
 def test_a_server_without_accelerators_never_reaches_cyborg(stack, servers):
@@ -259,10 +312,35 @@ def test_evacuate_binds_a_new_arq_on_the_other_host(stack, servers):
         # NOTE(tests): from 2.95 an evacuated server stays stopped.
         moved = stack.wait_status(server['id'], 'SHUTOFF')
         assert moved['OS-EXT-SRV-ATTR:host'] != source
-        new = check_bound(stack, moved)
+        # NOTE(tests): the source host's allocations stay until its
+        # compute comes back.
+        new = check_bound(stack, moved, only=False)
         assert new['uuid'] != old['uuid']
     # NOTE(tests): the source compute, back, drops what it held there.
     stack.wait_allocations_only_on(server['id'],
                                    moved['OS-EXT-SRV-ATTR:host'])
     assert old['uuid'] not in {a['uuid'] for a in stack.cyborg(
         'GET', '/v2/accelerator_requests')['arqs']}
+
+
+def test_boot_bench_at_tiny_size(stack, tmp_path, capsys):
+    """tools/bench/nova_boot.py, on this module's stack, two boots each."""
+    sys.path.insert(0, BENCH_DIR)
+    try:
+        import nova_boot
+    finally:
+        sys.path.remove(BENCH_DIR)
+    out = tmp_path / 'figures.json'
+    args = nova_boot.parse_args(['--boots', '2', '--json', str(out)])
+    assert nova_boot.run(args, stack) == 0, capsys.readouterr().out
+    figures = json.loads(out.read_text())['results']
+    assert figures['accelerator']['boots'] == figures['plain']['boots'] == 2
+    # Nova's ARQ create and bind at least, each timed by the access log.
+    requests = figures['cyborg_requests_of_first_boot']
+    assert 'POST /v2/accelerator_requests' in requests, requests
+    assert 'PATCH /v2/accelerator_requests' in requests, requests
+    assert figures['cyborg_ms']['p50'] > 0
+    printed = capsys.readouterr().out
+    assert re.search(r'^accelerator  2 boots: p50 \d+ ms', printed, re.M), \
+        printed
+

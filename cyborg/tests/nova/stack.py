@@ -226,28 +226,42 @@ class NovaStack:
         self.agents[host] = proc
         return proc
 
-    @contextlib.contextmanager
     def prepare_delay(self, seconds):
         """Every agent's fake driver takes ``seconds`` to prepare a handle
-        meanwhile: the agents restart with it, and without it after."""
-        self._restart_agents({'prepare_delay': seconds})
+        meanwhile (a context manager)."""
+        return self.fake_driver(prepare_delay=seconds)
+
+    @contextlib.contextmanager
+    def fake_driver(self, hosts=None, **options):
+        """The fake driver of the agents of ``hosts`` (every host: None)
+        takes ``options`` of ``[fake_driver]`` meanwhile: the agents
+        restart with them, and with the defaults after."""
+        hosts = list(hosts or self.agents)
+        self._restart_agents(hosts, options)
         try:
             yield
         finally:
-            self._restart_agents({'prepare_delay': 0})
+            self._restart_agents(hosts, dict.fromkeys(options))
 
-    def _restart_agents(self, fake_driver):
-        for host, proc in self.agents.items():
+    def _restart_agents(self, hosts, fake_driver):
+        """Restart the agents of ``hosts`` with ``fake_driver`` set in
+        their configuration (an option set to None: removed)."""
+        for host in hosts:
+            proc = self.agents[host]
             proc.stop(timeout=60)
             path = self.cyborg_confs['agent-%s' % host]
             config = configparser.ConfigParser(interpolation=None)
             config.read(path)
             for option, value in fake_driver.items():
-                config.set('fake_driver', option, str(value))
+                if value is None:
+                    config.remove_option('fake_driver', option)
+                else:
+                    config.set('fake_driver', option, str(value))
             with open(path, 'w') as handle:
                 config.write(handle)
             proc.start()
-        for host, proc in self.agents.items():
+        for host in hosts:
+            proc = self.agents[host]
             processes.wait_for(
                 lambda proc=proc: 'started on host' in
                 proc.log()[proc.offset:],

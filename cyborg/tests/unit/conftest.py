@@ -3,6 +3,7 @@
 
 import sys
 
+from futurist import _thread as futurist_thread
 import pytest
 
 from cyborg import rpc
@@ -13,6 +14,23 @@ from cyborg.conductor import manager as conductor_manager
 from cyborg.drivers import nvml
 from cyborg.drivers import sysfs
 from cyborg.tests import placement as placement_helpers
+
+
+@pytest.fixture(autouse=True, scope='session')
+def _rpc_servers_stop_at_once():
+    """An RPC server's stop does not wait a second per worker thread.
+
+    NOTE(tests): oslo.messaging's threading executor is futurist's thread
+    pool, whose idle workers look for the pool's shutdown only once a
+    second; each test stops a conductor and its agents, and waited for
+    that twice or more (several minutes over the suite). A service stops
+    so only at exit, where the second does not matter.
+    """
+    worker = futurist_thread.ThreadWorker
+    before = worker.MAX_IDLE_FOR
+    worker.MAX_IDLE_FOR = 0.02
+    yield
+    worker.MAX_IDLE_FOR = before
 
 
 @pytest.fixture(autouse=True)

@@ -27,3 +27,19 @@ def test_a_remote_driver_error_says_only_its_message():
 def test_other_exceptions_say_their_first_line():
     assert exception.message_of(ValueError('bad\nvalue')) == 'bad'
     assert exception.message_of(RuntimeError()) == 'RuntimeError'
+
+
+def test_one_that_crossed_two_processes_says_its_message_once():
+    # An agent's error that a conductor got and passed to another.
+    remote = _across_rpc(_across_rpc(exception.DriverError(
+        driver='fake', reason='no mdev left')))
+    assert exception.message_of(remote) == (
+        'Driver fake failed: no mdev left')
+
+
+def test_the_remote_class_named_again_is_left_out():
+    # As a conductor logged an agent's error that reached it so.
+    text = ('Driver fake failed: no mdev left: cyborg.exception_Remote.'
+            'DriverError_Remote: Driver fake failed: no mdev left')
+    assert exception.message_of(exception.DriverError(message=text)) == (
+        'Driver fake failed: no mdev left')

@@ -1,6 +1,8 @@
 """The WSGI application: middleware, auth strategies, the WSGI entry."""
 
+import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -130,3 +132,21 @@ def test_wsgi_module(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == (
         'https://cloud.example/accelerator/v2')
+
+
+def test_access_log_line_per_request(api, caplog):
+    with caplog.at_level(logging.DEBUG, logger='cyborg.api.access_log'):
+        api.get('/v2/devices', headers=dict(ADMIN, **{
+            'OpenStack-API-Version': 'accelerator 2.0'}))
+        api.get('/v2/nothing?x=1', headers=ADMIN, status=404)
+        api.get('/healthcheck')
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records
+             if r.name == 'cyborg.api.access_log']
+    assert len(lines) == 3, lines
+    assert lines[0][0] == 'INFO'
+    assert re.match(r'\S+ "GET /v2/devices" status: 200 len: \d+ '
+                    r'microversion: 2\.0 time: \d+\.\d{6} req-', lines[0][1])
+    assert re.match(r'\S+ "GET /v2/nothing\?x=1" status: 404 ',
+                    lines[1][1]), lines[1]
+    # Load balancers' checks stay out of the INFO log.
+    assert lines[2][0] == 'DEBUG'

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 import yaml
 
+from cyborg.tests import install_guide
 from cyborg.tests.unit.devstack import conf_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -208,11 +209,19 @@ def test_accelerator_service_and_endpoint(controller):
     assert controller.calls('get_or_add_user_project_role') == [
         ['get_or_add_user_project_role', 'service', 'cyborg', 'service',
          'Default', 'Default']]
+    # The roles the install guide gives the user.
+    assert install_guide.roles()['cyborg'] == {'admin', 'service'}
     assert controller.calls('get_or_create_service') == [
         ['get_or_create_service', 'cyborg', 'accelerator',
          'Accelerator Service']]
+    # As the install guide: public, admin and internal (DevStack's order),
+    # each ending with the API's version.
+    url = UWSGI_URL + install_guide.endpoint_path()
+    assert sorted(install_guide.accelerator_endpoints()) == [
+        'admin', 'internal', 'public']
     assert controller.calls('get_or_create_endpoint') == [
-        ['get_or_create_endpoint', 'accelerator', 'RegionOne', UWSGI_URL]]
+        ['get_or_create_endpoint', 'accelerator', 'RegionOne', url, url,
+         url]]
 
 
 def test_database_created_then_synced(controller):
@@ -252,8 +261,9 @@ def test_installed_from_the_tree(controller):
 
 
 def test_nova_cyborg_group(controller):
-    assert controller.ini(controller.nova_conf)['cyborg'] == {
-        'region_name': 'RegionOne'}
+    # The install guide's, which the tests with the real Nova run.
+    assert controller.ini(controller.nova_conf)['cyborg'] == \
+        install_guide.nova_conf()['cyborg']
     assert conf_check.unknown_options(
         controller.nova_conf, conf_check.nova_cyborg_allowed_options(),
         only={'cyborg'}) == []
@@ -299,8 +309,10 @@ def test_api_without_uwsgi(tmp_path, allowed):
     url = 'http://%s:6666' % SERVICE_HOST
     assert stack.ini()['api']['port'] == '6666'
     assert stack.ini()['api']['public_endpoint'] == url
+    endpoint = url + '/v2'
     assert stack.calls('get_or_create_endpoint') == [
-        ['get_or_create_endpoint', 'accelerator', 'RegionOne', url]]
+        ['get_or_create_endpoint', 'accelerator', 'RegionOne', endpoint,
+         endpoint, endpoint]]
     [api] = [call for call in stack.calls('run_process')
              if call[1] == 'cyborg-api']
     assert api[2] == '%s --config-file %s' % (

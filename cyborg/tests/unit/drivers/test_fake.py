@@ -1,5 +1,8 @@
 """Tests of the fake driver and the report wire format."""
 
+import pytest
+
+from cyborg import exception
 from cyborg.drivers import base
 from cyborg.drivers import fake
 from cyborg.drivers import report
@@ -34,3 +37,13 @@ def test_report_round_trip(override):
     original = report.HostReport('h', devices)
     assert report.HostReport.from_primitive(
         original.to_primitive()) == original
+
+
+def test_prepare_succeeds_unless_a_failure_is_set(override):
+    driver = fake.FakeDriver()
+    info = {'domain': '0000', 'bus': '0c', 'device': '00', 'function': '0'}
+    assert driver.prepare_handle('MDEV', info, 'h-1') is None
+    override('prepare_failure', 'no mdev type left', group='fake_driver')
+    with pytest.raises(exception.DriverError) as raised:
+        driver.prepare_handle('MDEV', info, 'h-1')
+    assert 'no mdev type left' in str(raised.value)
