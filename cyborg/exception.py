@@ -5,8 +5,6 @@ what a user reads is written here once and never built by string pasting at
 the raise site.
 """
 
-import re
-
 
 class CyborgException(Exception):
     """Base of every error Cyborg raises on purpose."""
@@ -31,16 +29,10 @@ class CyborgException(Exception):
 def message_of(exc):
     """What ``exc`` says, without the remote traceback oslo.messaging adds
     to the text of an exception raised in another process."""
-    text = exc.message if isinstance(exc, CyborgException) else \
-        str(exc).strip()
-    if not text:
-        return type(exc).__name__
-    # NOTE(errors): the text of one that crossed two processes may name
-    # its remote class again after the message.
-    return _REMOTE_CLASS.split(text.splitlines()[0], 1)[0]
-
-
-_REMOTE_CLASS = re.compile(r': [\w.]+_Remote\.\w+_Remote: ')
+    if isinstance(exc, CyborgException):
+        return exc.message
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 # --- The families the API maps to HTTP status codes. -------------------------

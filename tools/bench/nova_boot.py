@@ -119,6 +119,7 @@ def measure(stack, boots):
     times = {'accelerator': [], 'plain': []}
     cyborg = []
     calls = []
+    per_call = {}
     for index in range(boots):
         for kind, flavor in (('accelerator', stack.flavor),
                              ('plain', stack.plain_flavor)):
@@ -129,6 +130,9 @@ def measure(stack, boots):
                 cyborg.append(sum(r[3] for r in requests) * 1000)
                 calls.append(['%s %s' % (method, path.split('?')[0])
                               for method, path, _s, _t in requests])
+                for call, (_m, _p, _s, seconds) in zip(calls[-1], requests,
+                                                       strict=True):
+                    per_call.setdefault(call, []).append(seconds * 1000)
     figures = {kind: {'p50_ms': statistics.median(values),
                       'p95_ms': _timing.quantile(values, 0.95),
                       'boots': len(values)}
@@ -143,6 +147,8 @@ def measure(stack, boots):
     figures['cyborg_requests_per_boot'] = statistics.median(
         len(c) for c in calls)
     figures['cyborg_requests_of_first_boot'] = calls[0]
+    figures['cyborg_request_p50_ms'] = {
+        call: statistics.median(values) for call, values in per_call.items()}
     return figures
 
 
@@ -160,6 +166,8 @@ def report(figures):
               '%.0f %%' % (share * 100) if share is not None else 'n/a',
               figures['cyborg_requests_per_boot'],
               ', '.join(figures['cyborg_requests_of_first_boot'])))
+    for call, median in sorted(figures['cyborg_request_p50_ms'].items()):
+        print('  %-36s p50 %.1f ms' % (call, median))
 
 
 def run(args, stack):

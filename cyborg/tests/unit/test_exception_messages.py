@@ -36,10 +36,3 @@ def test_one_that_crossed_two_processes_says_its_message_once():
     assert exception.message_of(remote) == (
         'Driver fake failed: no mdev left')
 
-
-def test_the_remote_class_named_again_is_left_out():
-    # As a conductor logged an agent's error that reached it so.
-    text = ('Driver fake failed: no mdev left: cyborg.exception_Remote.'
-            'DriverError_Remote: Driver fake failed: no mdev left')
-    assert exception.message_of(exception.DriverError(message=text)) == (
-        'Driver fake failed: no mdev left')
