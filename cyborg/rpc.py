@@ -210,42 +210,73 @@ def reply_queue():
 
 class _GatedCall:
     """A call context whose calls carry their deadline and, with
-    ``replies``, wait for the reply queue first."""
+    ``replies``, wait for the reply queue first; with ``monitor``, a call
+    ``resend(method, kwargs)`` allows is sent again when its conductor
+    stays silent that long (see _monitored)."""
 
-    def __init__(self, context, replies, wait):
+    def __init__(self, context, replies, wait, monitor=0, resend=None):
         self._context = context
         self._replies = replies
         self._wait = wait
+        self._monitor = monitor
+        self._resend = resend
 
     def call(self, ctxt, method, **kwargs):
         if self._replies is not None and not self._replies.wait(self._wait):
             raise messaging.MessageDeliveryFailure(
                 'the message broker has not been reached since this '
                 'process started')
-        if isinstance(ctxt, cyborg_context.RequestContext):
-            # NOTE(rpc): stamped only now, after the wait for the reply
-            # queue: the call's own timeout starts at its send.
-            timeout = self._context.timeout
-            if timeout is None:
-                timeout = self._context.conf.rpc_response_timeout
-            ctxt = _Calling(ctxt, timeout)
-        return self._context.call(ctxt, method, **kwargs)
+        if not isinstance(ctxt, cyborg_context.RequestContext):
+            return self._context.call(ctxt, method, **kwargs)
+        # NOTE(rpc): stamped only now, after the wait for the reply queue:
+        # the call's own timeout starts at its send.
+        timeout = self._context.timeout
+        if timeout is None:
+            timeout = self._context.conf.rpc_response_timeout
+        if self._monitor and self._resend and self._resend(method, kwargs):
+            return self._monitored(ctxt, method, timeout, kwargs)
+        return self._context.call(_Calling(ctxt, timeout), method, **kwargs)
+
+    def _monitored(self, ctxt, method, timeout, kwargs):
+        """Send a read until a conductor answers it, within ``timeout``.
+
+        NOTE(rpc): RabbitMQ deals a call to one conductor; one that stopped
+        without closing its connection (SIGSTOP, a hung host) keeps it
+        unanswered. Its silence (no answer, no call monitor heartbeat)
+        tells the stopped one apart from a slow one within ``monitor``
+        seconds; a read is sent again and another conductor takes it. Each
+        send carries the deadline left, so the stopped one drops its copy
+        should it wake.
+        """
+        monitor = max(2, self._monitor)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            watched = left > monitor
+            context = self._context.prepare(
+                timeout=left,
+                call_monitor_timeout=monitor if watched else None)
+            try:
+                return context.call(_Calling(ctxt, left), method, **kwargs)
+            except messaging.MessagingTimeout:
+                if not watched:
+                    raise
+                LOG.info('No conductor answered or took up %s within %d s; '
+                         'sending it again (%.1f s left)', method, monitor,
+                         end - time.monotonic())
+
+    def prepare(self, *args, **kwargs):
+        return _GatedCall(self._context.prepare(*args, **kwargs),
+                          self._replies, self._wait, self._monitor,
+                          self._resend)
 
     def __getattr__(self, name):
         return getattr(self._context, name)
 
 
-class _GatedClient(_GatedCall):
-    """An RPC client whose calls carry their deadline and, with
-    ``replies``, wait for the reply queue first."""
-
-    def prepare(self, *args, **kwargs):
-        return _GatedCall(self._context.prepare(*args, **kwargs),
-                          self._replies, self._wait)
-
-
 def get_client(target, version_cap=None, object_versions=None,
-               timeout=None, retry=None, reply_wait=None):
+               timeout=None, retry=None, reply_wait=None, monitor=0,
+               resend=None):
     """An RPC client that sends at most ``version_cap`` and, where given,
     objects backported to ``object_versions`` (name -> version).
 
@@ -254,6 +285,9 @@ def get_client(target, version_cap=None, object_versions=None,
     ``reply_wait``: seconds a call waits, at most, for the process's reply
     queue to be set up (see ReplyQueue) before it raises
     MessageDeliveryFailure; None: as long as oslo.messaging takes.
+    ``monitor``: seconds of a server's silence after which a call that
+    ``resend(method, kwargs)`` says may run twice (a read) is sent again
+    within its timeout; 0: never.
     Each call's context carries the call's deadline (cyborg.deadline).
     """
     if _TRANSPORT is None:
@@ -262,9 +296,8 @@ def get_client(target, version_cap=None, object_versions=None,
         _TRANSPORT, target, version_cap=version_cap,
         serializer=_serializer(object_versions), timeout=timeout,
         retry=retry)
-    if reply_wait is None:
-        return _GatedClient(client, None, None)
-    return _GatedClient(client, reply_queue(), reply_wait)
+    replies = None if reply_wait is None else reply_queue()
+    return _GatedCall(client, replies, reply_wait, monitor, resend)
 
 
 class _Deadlined:

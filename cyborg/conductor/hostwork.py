@@ -118,9 +118,11 @@ def bind(context, job, agent_api, glance=None):
         LOG.warning('Bind of ARQ %s failed on %s: %s', job['uuid'],
                     job['host'], exception.message_of(exc))
         return False
-    except Exception:  # noqa: BLE001 - the ARQ must not stay BindStarted
-        LOG.exception('Bind of ARQ %s failed on %s', job['uuid'],
-                      job['host'])
+    except Exception as exc:  # noqa: BLE001 - the ARQ must not stay BindStarted
+        # NOTE(hostwork): the reason on the first line too, as above, so
+        # that one search finds every failed bind and why.
+        LOG.exception('Bind of ARQ %s failed on %s: %s', job['uuid'],
+                      job['host'], exception.message_of(exc))
         return False
     return True
 

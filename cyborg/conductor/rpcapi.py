@@ -18,12 +18,33 @@ LOG = logging.getLogger(__name__)
 API_RETRY = 1
 
 
+#: Calls that only read: one sent again reads again (rpc._monitored).
+READS = frozenset({
+    'get_arq', 'list_arqs', 'list_accelerators', 'get_accelerator',
+    'list_drivers', 'list_services', 'get_limits', 'explain_profile',
+    'device_metrics'})
+#: Remotable classmethods of cyborg.objects that only read.
+OBJECT_READS = frozenset({
+    'get', 'get_by_id', 'get_by_name', 'health_details', 'list',
+    'list_view'})
+
+
+def is_read(method, kwargs):
+    """Whether the call of ``method`` with ``kwargs`` only reads."""
+    if method == 'object_class_action_versions':
+        return kwargs.get('objmethod') in OBJECT_READS
+    return method in READS
+
+
 def for_api():
     """The client the REST API calls the conductor with: a call that names
     no longer timeout waits ``[api] rpc_timeout``, and an unreachable
-    broker fails it instead of blocking (both end in a 503)."""
+    broker fails it instead of blocking (both end in a 503); a read a
+    conductor keeps silent on for ``[api] rpc_call_monitor_timeout`` is
+    sent again."""
     return ConductorAPI(timeout=CONF.api.rpc_timeout, retry=API_RETRY,
-                        reply_wait=CONF.api.rpc_timeout)
+                        reply_wait=CONF.api.rpc_timeout,
+                        monitor=CONF.api.rpc_call_monitor_timeout)
 
 
 class ConductorAPI:
@@ -74,12 +95,14 @@ class ConductorAPI:
     RPC_API_VERSION = '1.14'
 
     def __init__(self, topic=None, timeout=None, retry=None,
-                 reply_wait=None):
+                 reply_wait=None, monitor=0):
         """:param timeout, retry: what a call that names no timeout waits
             for an answer, and how often a send reconnects to the broker
             (see for_api()); None: the transport's defaults.
         :param reply_wait: how long a call waits for the process's reply
-            queue (rpc.get_client()); None: without a bound."""
+            queue (rpc.get_client()); None: without a bound.
+        :param monitor: seconds of a conductor's silence after which a read
+            (is_read) is sent again; 0: never."""
         target = messaging.Target(topic=topic or CONF.conductor.topic,
                                   version='1.0')
         cap = upgrade_levels.version_cap('conductor', self.RPC_API_VERSION)
@@ -88,7 +111,8 @@ class ConductorAPI:
         self.client = rpc.get_client(target, version_cap=cap,
                                      object_versions=self.object_versions,
                                      timeout=timeout, retry=retry,
-                                     reply_wait=reply_wait)
+                                     reply_wait=reply_wait, monitor=monitor,
+                                     resend=is_read)
 
     def _prepare(self, version, action, **kwargs):
         """A call context at ``version``.

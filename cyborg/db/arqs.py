@@ -320,17 +320,17 @@ def _bind_row(session, row, binding, deployable, owner=None):
     if drains.refuses_binds(status) or scrubs.refuses_binds(deployable):
         # NOTE(arqs): Placement reserves such a device, but an allocation
         # made before that may still come; the instance goes elsewhere.
-        LOG.warning('%s (device %s%s) takes no new bind; ARQ %s failed',
-                    deployable.name, status,
-                    ', cleaning' if scrubs.refuses_binds(deployable) else '',
-                    row.uuid)
+        LOG.warning('Bind of ARQ %s failed on %s: %s takes no new bind '
+                    '(device %s%s)', row.uuid, row.hostname, deployable.name,
+                    status,
+                    ', cleaning' if scrubs.refuses_binds(deployable) else '')
         row.state = states.ARQ_BIND_FAILED
         row.owner, row.taken_at = owner, row.updated_at
         return False
     handle_id = _take_handle(session, deployable.id)
     if handle_id is None:
-        LOG.warning('No free attach handle on %s for ARQ %s',
-                    deployable.name, row.uuid)
+        LOG.warning('Bind of ARQ %s failed on %s: no free attach handle '
+                    'on %s', row.uuid, row.hostname, deployable.name)
         row.state = states.ARQ_BIND_FAILED
         # NOTE(arqs): held until Nova is told of the failure.
         row.owner, row.taken_at = owner, row.updated_at

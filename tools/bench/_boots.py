@@ -53,7 +53,8 @@ class Boot:
         self.lost = None
         self.states = None
         #: Placement took the claim although the device was full: its
-        #: usage exceeded its capacity right after (see _overallocated).
+        #: usage exceeded its capacity right after, or when the bind
+        #: failed (see _overallocated).
         self.overallocated = False
 
 
@@ -248,8 +249,19 @@ class Boots:
         ] for arq in boot.arqs}
         boot.patched = time.monotonic()
         # NOTE(bench): a bind sent again after a 503 is idempotent (202).
-        self._call(http, 'bind', 'PATCH', {202}, json=patch)
+        bound = self._call(http, 'bind', 'PATCH', {202, 404}, json=patch)
+        if bound is not None and bound.status_code == 404:
+            # NOTE(bench): Nova would fail the build; its ARQs went (as
+            # orphans) while it was still binding them.
+            boot.lost = 'ARQs gone before their bind'
+            self._unclaim(placement, boot)
+            return
         self._wait_resolved(http, boot)
+        if (boot.states or {}).get('BindFailed') and not boot.overallocated:
+            # NOTE(bench): of two claims Placement let past a full device,
+            # the one read right after may be the one that binds; the other
+            # fails its bind, and the overage is still there to read now.
+            boot.overallocated = self._overallocated(placement, boot.rp)
         time.sleep(random.uniform(0.5, 2.0))
         # NOTE(bench): an ARQ stuck in BindStarted may refuse its delete
         # for good; the thread goes on with another instance.

@@ -437,7 +437,10 @@ TINY = {'conductors': 3, 'agents': 2, 'devices': 2, 'handles': 4,
         'busy_wait': 20, 'hang': 12, 'skew_for': 10, 'down': 4, 'cut': 10,
         'db_down': 5, 'warmup': 8, 'settle': 5, 'calm': 3, 'burst': 4,
         'takeover_after': 6,
-        'heartbeat_interval': 2, 'orphan_age': 10, 'resolve_timeout': 150,
+        # NOTE(bench): an orphan age under the time a bind answered 503
+        # (rpc_timeout) takes to be sent again removes the ARQs of a boot
+        # still binding them.
+        'heartbeat_interval': 2, 'orphan_age': 30, 'resolve_timeout': 150,
         # NOTE(bench): a 12 s window on two shared CPUs measures noise.
         'min_hung_ratio': 0}
 
@@ -484,7 +487,9 @@ def parse_args(argv=None):
     add('--heartbeat-interval', type=int, default=5,
         help='[conductor] heartbeat_interval')
     add('--orphan-age', type=int, default=60,
-        help='[conductor] orphan_arq_age')
+        help='[conductor] orphan_arq_age; at least 3 x [api] rpc_timeout '
+             '(10 s), or the ARQs of a boot whose bind was answered 503 '
+             'go as orphans before the bind is sent again')
     add('--resolve-timeout', type=int, default=400,
         help='seconds a boot may wait for its ARQs before it is lost')
     add('--min-hung-ratio', type=float, default=0.8,
@@ -506,6 +511,9 @@ def parse_args(argv=None):
     if args.conductors < 2 or args.agents < 2:
         parser.error('--conductors and --agents must be at least 2: a '
                      'survivor takes over, and one agent is cut off')
+    if args.orphan_age < 30:
+        parser.error('--orphan-age must be at least 30 (3 x the API\'s '
+                     'rpc_timeout)')
     if args.takeover_after < 2 * args.heartbeat_interval:
         parser.error('--takeover-after must be at least twice '
                      '--heartbeat-interval')

@@ -136,3 +136,13 @@ def test_the_timeline_counts_successes_by_when_they_were_answered():
     chaos = _chaos()
     found = chaos.timeline(_Records(records), now, 10)
     assert found == [0.2, 0.1, 0.0, 0.1]
+
+
+def test_an_orphan_age_under_three_rpc_timeouts_is_refused(capsys):
+    # NOTE(tests): a 503'd bind is sent again after rpc_timeout (10 s);
+    # orphans removed sooner would take the ARQs of a boot still binding.
+    chaos = _chaos()
+    with pytest.raises(SystemExit):
+        chaos.parse_args(['--orphan-age', '10'])
+    assert '--orphan-age must be at least 30' in capsys.readouterr().err
+    assert chaos.parse_args(['--tiny']).orphan_age >= 30

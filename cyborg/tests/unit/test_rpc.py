@@ -84,3 +84,103 @@ def test_rabbit_defaults_leave_other_drivers_alone():
     conf([])
     rpc._rabbit_defaults(conf)
     assert 'oslo_messaging_rabbit' not in conf
+
+
+class _SilentThenAnswering:
+    """Stands in for oslo.messaging's call: the first ``silent`` sends
+    time out as a stopped conductor's would; later ones answer."""
+
+    def __init__(self, silent):
+        self.silent = silent
+        self.sends = []
+
+    def __call__(self, context, ctxt, method, **kwargs):
+        self.sends.append({
+            'method': method, 'timeout': context.timeout,
+            'monitor': context.call_monitor_timeout,
+            'deadline_in': rpc.RequestContextSerializer().serialize_context(
+                ctxt)['rpc_deadline'] - time.time()})
+        if len(self.sends) <= self.silent:
+            raise messaging.MessagingTimeout('no reply')
+        return 'answer'
+
+
+@pytest.fixture
+def silent_conductor(fake_rpc, monkeypatch):
+    def install(silent):
+        calls = _SilentThenAnswering(silent)
+        monkeypatch.setattr(
+            messaging.rpc.client._BaseCallContext, 'call',
+            lambda self, ctxt, method, **kw: calls(self, ctxt, method, **kw))
+        return calls
+    return install
+
+
+def _api_client(monitor):
+    from cyborg.conductor import rpcapi
+    return rpc.get_client(messaging.Target(topic='t'), timeout=10,
+                          monitor=monitor, resend=rpcapi.is_read)
+
+
+def test_a_read_a_conductor_kept_silent_is_sent_again_in_the_time_left(
+        silent_conductor):
+    from cyborg import context
+    calls = silent_conductor(silent=1)
+    client = _api_client(monitor=4)
+    assert client.prepare(version='1.4').call(
+        context.get_admin_context(), 'list_arqs', project_id=None) == \
+        'answer'
+    first, second = calls.sends
+    assert first['monitor'] == second['monitor'] == 4
+    assert first['timeout'] == pytest.approx(10, abs=0.5)
+    # the second carries what is left of the same 10 s, as its deadline
+    assert second['timeout'] <= first['timeout']
+    assert second['deadline_in'] == pytest.approx(second['timeout'], abs=1)
+
+
+def test_a_read_is_not_sent_again_once_its_time_is_nearly_spent(
+        silent_conductor):
+    from cyborg import context
+    calls = silent_conductor(silent=5)
+    client = rpc.get_client(messaging.Target(topic='t'), timeout=3,
+                            monitor=4, resend=lambda method, kwargs: True)
+    with pytest.raises(messaging.MessagingTimeout):
+        client.call(context.get_admin_context(), 'get_arq')
+    # 3 s is less than the silence it would take to tell: one plain send
+    assert [(s['monitor'], round(s['timeout'])) for s in calls.sends] == \
+        [(None, 3)]
+
+
+@pytest.mark.parametrize('method, kwargs', [
+    ('create_arqs', {}), ('bind_arqs', {}), ('delete_arqs', {}),
+    ('object_class_action_versions', {'objmethod': 'create'}),
+    ('object_action', {'objmethod': 'save'})])
+def test_a_write_is_never_sent_twice(silent_conductor, method, kwargs):
+    from cyborg import context
+    calls = silent_conductor(silent=1)
+    with pytest.raises(messaging.MessagingTimeout):
+        _api_client(monitor=4).call(context.get_admin_context(), method,
+                                    **kwargs)
+    assert len(calls.sends) == 1
+    assert calls.sends[0]['monitor'] is None
+
+
+def test_object_reads_and_monitor_off(silent_conductor):
+    from cyborg import context
+    calls = silent_conductor(silent=1)
+    ctxt = context.get_admin_context()
+    assert _api_client(monitor=4).call(
+        ctxt, 'object_class_action_versions', objmethod='list') == 'answer'
+    assert len(calls.sends) == 2
+    calls = silent_conductor(silent=1)
+    with pytest.raises(messaging.MessagingTimeout):
+        _api_client(monitor=0).call(ctxt, 'get_arq')
+    assert len(calls.sends) == 1
+
+
+def test_the_api_client_monitors_reads_as_configured(fake_rpc, override):
+    from cyborg.conductor import rpcapi
+    override('rpc_call_monitor_timeout', 6, group='api')
+    client = rpcapi.for_api().client
+    assert client._monitor == 6 and client._resend is rpcapi.is_read
+    assert rpcapi.ConductorAPI().client._monitor == 0

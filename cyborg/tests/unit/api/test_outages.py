@@ -57,8 +57,9 @@ def failing(monkeypatch):
     """Make ConductorAPI.<name> raise; record the client's bounds."""
     made = []
 
-    def init(self, topic=None, timeout=None, retry=None, reply_wait=None):
-        made.append((timeout, retry, reply_wait))
+    def init(self, topic=None, timeout=None, retry=None, reply_wait=None,
+             monitor=0):
+        made.append((timeout, retry, reply_wait, monitor))
 
     monkeypatch.setattr(rpcapi.ConductorAPI, '__init__', init)
 
@@ -98,8 +99,9 @@ def test_outage_is_503_with_retry_after(api, failing, override, route,
     assert found['faultcode'] == 'Server'
     assert words in found['faultstring']
     assert 'Traceback' not in response.text
-    # the API's client is bounded by [api] rpc_timeout and a retry count
-    assert failing.made == [(7, rpcapi.API_RETRY, 7)]
+    # the API's client is bounded by [api] rpc_timeout and a retry count,
+    # and sends again the reads a conductor keeps silent on
+    assert failing.made == [(7, rpcapi.API_RETRY, 7, 4)]
 
 
 def test_object_indirection_uses_the_api_client(api, monkeypatch):
@@ -111,7 +113,7 @@ def test_object_indirection_uses_the_api_client(api, monkeypatch):
                indirection.ConductorIndirectionAPI()]
     assert all(client._conductor is not None for client in clients)
     assert made == [{'timeout': 10, 'retry': rpcapi.API_RETRY,
-                     'reply_wait': 10}, {}]
+                     'reply_wait': 10, 'monitor': 4}, {}]
 
 
 def test_other_errors_get_no_retry_after(api):
