@@ -33,10 +33,42 @@ PROBE_INTERVAL = 1.0
 ALLOWED_EXMODS = ['cyborg.exception']
 
 
+#: Seconds an RPC server drops every reply to a reply queue it once found
+#: missing (oslo.messaging's ObsoleteReplyQueuesCache.TTL, 60).
+OBSOLETE_REPLY_TTL = 2
+
+
+def _short_obsolete_replies():
+    """Forget a missing reply queue after OBSOLETE_REPLY_TTL seconds.
+
+    NOTE(rpc): a server that cannot send a reply for
+    ``kombu_missing_consumer_retry_timeout`` (60 s) takes its caller's
+    reply queue for gone and drops every later reply to it for another
+    minute, so that replies to a dead client do not each hold a pooled
+    connection that long. A reply pending when RabbitMQ went down gives
+    up about when a minute's outage ends, before the callers have
+    declared their reply queues again: each conductor that held one then
+    dropped every answer to the API for a minute after the broker was
+    back. Replies to a client that is really gone are those of the calls
+    it had in flight, which all began their wait before the first gave
+    up: a short memory costs nothing there. The cache's lifetime is a
+    class constant of oslo.messaging's AMQP driver; left alone where a
+    release lacks it.
+    """
+    try:
+        from oslo_messaging._drivers import amqpdriver
+    except ImportError:
+        return
+    cache = getattr(amqpdriver, 'ObsoleteReplyQueuesCache', None)
+    if cache is not None and isinstance(getattr(cache, 'TTL', None), int):
+        cache.TTL = OBSOLETE_REPLY_TTL
+
+
 def init(conf):
     """Create the process's transports; safe to call more than once."""
     global _TRANSPORT, _NOTIFICATION_TRANSPORT
     if _TRANSPORT is None:
+        _short_obsolete_replies()
         _TRANSPORT = messaging.get_rpc_transport(
             conf, allowed_remote_exmods=ALLOWED_EXMODS)
         _rabbit_defaults(conf)

@@ -250,8 +250,20 @@ def _run(args, stack, rabbit):
             'undeleted': undeleted, 'requests': len(load.records)}
 
 
-def _verdict(result):
+def _verdict(result, settle=None):
+    """What an operator calls broken; ``settle``: the seconds watched
+    after the broker's return (the return is judged when at least
+    TARGET_BACK_S)."""
     problems = []
+    back = result['rows'][-1] if result['rows'] else {}
+    if settle is not None and settle >= TARGET_BACK_S and \
+            back.get('phase') == 'broker back' and (
+                back.get('full_rate_after_s') is None or
+                back['full_rate_after_s'] > TARGET_BACK_S):
+        problems.append('service not back at %.0f %% of the baseline '
+                        'within %.0f s of the broker\'s return (%s s)' % (
+                            100 * TARGET_RATIO, TARGET_BACK_S,
+                            back.get('full_rate_after_s')))
     for row in result['rows']:
         if row['requests'].get('500'):
             problems.append('%s: %d x 500' % (row['phase'],
@@ -353,7 +365,7 @@ def main(argv=None):
     if args.json:
         with open(args.json, 'w') as out:
             json.dump(result, out, indent=2)
-    problems = _verdict(result)
+    problems = _verdict(result, args.settle)
     for problem in problems:
         print('PROBLEM: %s' % problem)
     return 1 if problems else 0

@@ -39,3 +39,29 @@ def test_short_sick_parts_answers_no_500_and_leaves_nothing(tmp_path):
     assert set(result['rows'][0]['requests']) <= {'200', '201', '204'}
     assert result['rows'][0]['ok_per_s'] > 0
     assert result['rows'][4]['first_ok_after_s'] is not None
+
+
+def _sick_parts():
+    bench_dir = os.path.dirname(BENCH)
+    sys.path.insert(0, bench_dir)
+    try:
+        import sick_parts
+    finally:
+        sys.path.remove(bench_dir)
+    return sick_parts
+
+
+@pytest.mark.parametrize('full_rate_after, settle, wanted', [
+    (2, 40, []),
+    (None, 4, []),
+    (None, 40, ["service not back at 80 % of the baseline within 10 s of "
+                "the broker's return (None s)"]),
+    (14, 40, ["service not back at 80 % of the baseline within 10 s of "
+              "the broker's return (14 s)"]),
+])
+def test_the_broker_return_is_judged_when_watched_long_enough(
+        full_rate_after, settle, wanted):
+    result = {'rows': [{'phase': 'broker back', 'requests': {'200': 1},
+                        'full_rate_after_s': full_rate_after}],
+              'orphans_left': [], 'undeleted': []}
+    assert _sick_parts()._verdict(result, settle) == wanted

@@ -184,3 +184,12 @@ def test_the_api_client_monitors_reads_as_configured(fake_rpc, override):
     client = rpcapi.for_api().client
     assert client._monitor == 6 and client._resend is rpcapi.is_read
     assert rpcapi.ConductorAPI().client._monitor == 0
+
+
+def test_a_missing_reply_queue_is_forgotten_in_seconds(fake_rpc):
+    from oslo_messaging._drivers import amqpdriver
+    assert amqpdriver.ObsoleteReplyQueuesCache.TTL == rpc.OBSOLETE_REPLY_TTL
+    cache = amqpdriver.ObsoleteReplyQueuesCache()
+    cache.add('reply_gone', 'msg-1')
+    assert not cache.reply_q_valid('reply_gone', 'msg-2')
+    assert cache._cache.ttl == rpc.OBSOLETE_REPLY_TTL
