@@ -156,7 +156,11 @@ class Run:
             if not (boot.states or {}).get('BindFailed'):
                 continue
             why = [failed.get(arq) for arq in boot.arqs]
-            if boot.overallocated:
+            # NOTE(bench): an over-claimed device explains a bind that
+            # found no free handle, never one whose host work failed.
+            if boot.overallocated and all(
+                    reason[1].startswith(NO_HANDLE) for reason in why
+                    if reason):
                 overallocated += 1
                 continue
             if cut_host and boot.host == cut_host:
@@ -347,6 +351,10 @@ def _final(args, run):
             probe.no_instance() & orphans),
         'requests': len(run.boots.records) + len(run.load.records),
     }
+
+
+#: How the conductor words a bind that found every handle taken.
+NO_HANDLE = 'no free attach handle'
 
 
 def failures(result, args):
