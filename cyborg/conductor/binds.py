@@ -61,15 +61,20 @@ def finish(context, uuids, failed, host, agent_api, nova):
     :param failed: ARQ uuid -> instance of binds that already failed
         (no free handle): Nova only needs to hear of them.
     """
-    results = {uuid: (instance, states.ARQ_BIND_FAILED)
-               for uuid, instance in (failed or {}).items()}
-    with takeover.holding(host, uuids) as mine:
-        _work(context, mine, host, agent_api, results)
-    # NOTE(conductor): only once Nova has the events may the ARQs go; had
-    # this conductor died before, its successor would have sent them.
-    # Those Nova did not take are sent again (takeover.resume).
-    takeover.send_events(context, list(results), host,
-                         lambda held: tell_nova(nova, held))
+    failed = failed or {}
+    # NOTE(conductor): held until Nova has the events, or the periodic
+    # resume of a bind that outlived takeover_after (a database outage)
+    # would send them at the same time.
+    with takeover.holding(host, list(uuids) + list(failed)) as mine:
+        results = {uuid: (failed[uuid], states.ARQ_BIND_FAILED)
+                   for uuid in mine if uuid in failed}
+        _work(context, [uuid for uuid in mine if uuid not in failed],
+              host, agent_api, results)
+        # NOTE(conductor): only once Nova has the events may the ARQs go;
+        # had this conductor died before, its successor would have sent
+        # them. Those Nova did not take are sent again (takeover.resume).
+        takeover.send_events(context, list(results), host,
+                             lambda held: tell_nova(nova, held))
 
 
 def _work(context, uuids, host, agent_api, results):

@@ -73,6 +73,7 @@ class ConductorManager:
             CONF.conductor.heartbeat_batch_size,
             CONF.conductor.heartbeat_batch_delay)
         self.clock = skew.Watch(host)
+        self.sight = takeover.Sight()
 
     @property
     def agent_api(self):
@@ -129,7 +130,8 @@ class ConductorManager:
     def _take_over(self):
         """Adopt the ARQ work of conductors that stopped heartbeating."""
         context = cyborg_context.get_admin_context()
-        takeover.adopt(context, self, BINARY)
+        if self.sight.steady_for(CONF.conductor.takeover_after):
+            takeover.adopt(context, self, BINARY)
         takeover.resume(context, self)
         # NOTE(conductor): an activation is one agent call, bounded by
         # agent_rpc_timeout: one older than that has no live conductor.
@@ -138,6 +140,14 @@ class ConductorManager:
             CONF.conductor.takeover_after)
 
     def _heartbeat(self):
+        try:
+            self._record_liveness()
+        except Exception:
+            self.sight.lost()
+            raise
+        self.sight.reached()
+
+    def _record_liveness(self):
         context = cyborg_context.get_admin_context()
         # NOTE(conductor): the skew is only told; liveness is judged by the
         # database's clock, which the heartbeat writes.

@@ -2,8 +2,10 @@
 
 import contextlib
 import threading
+import time
 
 from oslo_config import cfg
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from cyborg import states
@@ -17,6 +19,10 @@ LOG = logging.getLogger(__name__)
 # doing now; a conductor resuming its own stalled work skips these, and
 # two paths (a late cast, the periodic resume) never do one ARQ at once.
 _IN_FLIGHT = set()
+# NOTE(takeover): (conductor host, ARQ uuid) of events Nova took that the
+# database could not record as sent (it was down): recorded by the next
+# resume, and never sent again by this process meanwhile.
+_UNRECORDED = set()
 _LOCK = threading.Lock()
 
 
@@ -33,6 +39,32 @@ def holding(host, uuids):
     finally:
         with _LOCK:
             _IN_FLIGHT.difference_update((host, uuid) for uuid in mine)
+
+
+class Sight:
+    """Since when this conductor has reached the database without a break.
+
+    Others' heartbeats stop with the database too: when it returns, every
+    conductor's last one is as old as the outage, and the first to look
+    would take the others' live work. They are judged dead only once this
+    conductor has reached the database for ``takeover_after``, long
+    enough for a live one to heartbeat again.
+    """
+
+    def __init__(self):
+        # NOTE(takeover): a conductor starts with the database answering.
+        self._since = float('-inf')
+
+    def lost(self):
+        self._since = None
+
+    def reached(self):
+        if self._since is None:
+            self._since = time.monotonic()
+
+    def steady_for(self, seconds):
+        return (self._since is not None and
+                time.monotonic() - self._since >= seconds)
 
 
 def _unowned_after():
@@ -98,6 +130,7 @@ def resume(context, conductor):
 
     :returns: the uuids resumed.
     """
+    _record_told(context, conductor.host)
     found = [(uuid, state) for uuid, state in ownership.stalled(
         context, conductor.host, CONF.conductor.takeover_after)
         if (conductor.host, uuid) not in _IN_FLIGHT]
@@ -115,7 +148,8 @@ def resume(context, conductor):
 def announce(context, uuids, conductor):
     """Send Nova the events of resolved binds this conductor holds, then
     let them go."""
-    send_events(context, uuids, conductor.host, conductor.tell_nova)
+    with holding(conductor.host, uuids) as mine:
+        send_events(context, mine, conductor.host, conductor.tell_nova)
 
 
 def send_events(context, uuids, host, tell_nova):
@@ -125,9 +159,37 @@ def send_events(context, uuids, host, tell_nova):
     # was stopped after its binds ended finds their events taken over by
     # another, which has sent them; sending too would tell Nova twice.
     results = ownership.resolved(context, uuids, host)
-    if results:
-        heard = tell_nova(results)
+    with _LOCK:
+        sent = [uuid for uuid in results if (host, uuid) in _UNRECORDED]
+    for uuid in sent:
+        del results[uuid]
+    if not results:
+        return
+    heard = tell_nova(results)
+    try:
         told(context, heard, [u for u in results if u not in heard], host)
+    except db_exc.DBError:
+        # NOTE(takeover): Nova has these events; were they sent again when
+        # the database returns, Nova would hear of each bind twice. Those
+        # Nova did not take stay stalled, and resume sends them.
+        with _LOCK:
+            _UNRECORDED.update((host, uuid) for uuid in heard)
+        LOG.warning('Nova took the events of ARQs %s, but the database '
+                    'could not record it; recorded once it answers',
+                    ', '.join(sorted(heard)))
+
+
+def _record_told(context, host):
+    """Record the events Nova took while the database was down."""
+    with _LOCK:
+        pending = sorted(uuid for owner, uuid in _UNRECORDED
+                         if owner == host)
+    if pending:
+        ownership.told(context, pending, host)
+        with _LOCK:
+            _UNRECORDED.difference_update((host, uuid) for uuid in pending)
+        LOG.info('Recorded the events Nova took of ARQs %s',
+                 ', '.join(pending))
 
 
 def finish_unbind(context, uuids, conductor, released=None):

@@ -35,9 +35,10 @@ the database, and on a host: prepared by an agent for an ARQ that no
 longer holds them), orphan ARQs (created for a request whose creator got
 an error), takeover p50/p95 of the binds the conductor held, log lines
 per second and error lines. It exits 1 on any 500, lost, stuck, double-
-bound or leaked ARQ, an orphan the conductors' removal did not take
-within twice ``--orphan-age``, an unexpected BindFailed, live work taken
-from a conductor with a good clock, a hung-conductor throughput under 80
+bound or leaked ARQ, a duplicate Nova event, an orphan the conductors'
+removal did not take within twice ``--orphan-age``, an unexpected
+BindFailed, live work taken (in any fault) from a conductor that was
+neither stopped nor skewed, a hung-conductor throughput under 80
 % of the calm before it, a kill that found fewer than ``--min-held``
 binds held, or a probe that errored.
 
@@ -134,8 +135,11 @@ class Run:
         takeover = found.get('takeover')
         if takeover is not None:
             row['takeover'] = _takeover(takeover, found['taken'])
+        # NOTE(bench): only a conductor that was stopped (or whose clock
+        # ran ahead) may lose work it held; after an outage every other
+        # conductor is alive and keeps its binds.
+        row['took_live'] = self.logs.took_live(texts, found.get('victim'))
         if name == 'conductor clock ahead':
-            row['took_live'] = self.logs.took_live(texts, found['victim'])
             # NOTE(bench): the skewed conductor says so, or its clock was
             # never moved and the row proves nothing.
             found['reached'] = _SKEW_SEEN in texts.get(found['victim'], '')

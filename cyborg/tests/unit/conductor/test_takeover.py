@@ -5,6 +5,7 @@ import threading
 from unittest import mock
 import uuid
 
+from oslo_db import exception as db_exc
 import pytest
 import sqlalchemy as sa
 
@@ -332,3 +333,68 @@ def test_an_unconfigured_nova_holds_nothing(db, deployable, ctx,
     arq = _started(ctx, deployable, 'ctl-b')
     b.finish_binds(ctx, [arq])
     assert _row(db, arq).owner is None
+
+
+def test_events_nova_took_in_a_database_outage_are_not_sent_again(
+        db, deployable, ctx, conductors, override):
+    # NOTE(tests): found by tools/bench/chaos.py: Nova took the event, the
+    # database was down when the conductor went to record it, and the
+    # resume after the outage sent it again.
+    override('takeover_after', 60, group='conductor')
+    b = conductors('ctl-b')
+    b.nova.bound.return_value = True
+    arq = _started(ctx, deployable, 'ctl-b')
+    down = db_exc.DBConnectionError('Galera is down')
+    with mock.patch.object(ownership, 'told', side_effect=down):
+        b.finish_binds(ctx, [arq])
+    b.nova.bound.assert_called_once()
+    assert _row(db, arq).owner == 'ctl-b'
+    _age_taken(db, arq, 61)
+    # The database answers again: what Nova took is recorded, not sent.
+    assert takeover.resume(ctx, b) == []
+    b.nova.bound.assert_called_once()
+    row = _row(db, arq)
+    assert (row.state, row.owner) == (states.ARQ_BOUND, None)
+
+
+def test_a_bind_sending_its_event_is_not_resumed_at_the_same_time(
+        db, deployable, ctx, conductors, override):
+    override('takeover_after', 60, group='conductor')
+    b = conductors('ctl-b')
+    arq = _started(ctx, deployable, 'ctl-b')
+    resumed = []
+
+    def nova_slow_as_the_bind_outlived_takeover_after(*_args):
+        _age_taken(db, arq, 61)
+        resumed.extend(takeover.resume(ctx, b))
+        return True
+
+    b.nova.bound.side_effect = nova_slow_as_the_bind_outlived_takeover_after
+    b.finish_binds(ctx, [arq])
+    assert resumed == []
+    b.nova.bound.assert_called_once()
+    assert _row(db, arq).owner is None
+
+
+def test_after_a_database_outage_no_one_is_judged_dead_at_once(
+        db, deployable, ctx, conductors, override):
+    # NOTE(tests): found by tools/bench/chaos.py: every heartbeat stopped
+    # with the database; the first conductor to look when it returned
+    # took the others' live work.
+    override('takeover_after', 60, group='conductor')
+    arq = _started(ctx, deployable, 'ctl-a')
+    _beat(db, ctx, 'ctl-a', age=61)
+    b = conductors('ctl-b')
+    down = db_exc.DBConnectionError('Galera is down')
+    with mock.patch.object(dbapi.services, 'heartbeat', side_effect=down):
+        with pytest.raises(db_exc.DBConnectionError):
+            b._heartbeat()
+    b._heartbeat()
+    b._take_over()
+    assert _row(db, arq).owner == 'ctl-a'
+    # Reached for takeover_after, ctl-a has had its time to heartbeat.
+    later = takeover.time.monotonic() + 61
+    with mock.patch.object(takeover.time, 'monotonic', return_value=later):
+        b._take_over()
+    assert _row(db, arq).owner is None
+    b.nova.bound.assert_called_once()
