@@ -270,15 +270,16 @@ class _GatedCall:
         return self._context.call(_Calling(ctxt, timeout), method, **kwargs)
 
     def _monitored(self, ctxt, method, timeout, kwargs):
-        """Send a read until a conductor answers it, within ``timeout``.
+        """Send a call that may run twice until a conductor answers it,
+        within ``timeout``.
 
         NOTE(rpc): RabbitMQ deals a call to one conductor; one that stopped
         without closing its connection (SIGSTOP, a hung host) keeps it
         unanswered. Its silence (no answer, no call monitor heartbeat)
         tells the stopped one apart from a slow one within ``monitor``
-        seconds; a read is sent again and another conductor takes it. Each
-        send carries the deadline left, so the stopped one drops its copy
-        should it wake.
+        seconds; the call is sent again and another conductor takes it.
+        Each send carries the deadline left, so the stopped one drops its
+        copy should it wake after it.
         """
         monitor = max(2, self._monitor)
         end = time.monotonic() + timeout
@@ -318,8 +319,8 @@ def get_client(target, version_cap=None, object_versions=None,
     queue to be set up (see ReplyQueue) before it raises
     MessageDeliveryFailure; None: as long as oslo.messaging takes.
     ``monitor``: seconds of a server's silence after which a call that
-    ``resend(method, kwargs)`` says may run twice (a read) is sent again
-    within its timeout; 0: never.
+    ``resend(method, kwargs)`` says may run twice (a read, an idempotent
+    write) is sent again within its timeout; 0: never.
     Each call's context carries the call's deadline (cyborg.deadline).
     """
     if _TRANSPORT is None:

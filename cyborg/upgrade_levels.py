@@ -44,6 +44,9 @@ CONDUCTOR_OBJECTS = {
     # Service 1.3 (clock_skew, read_at).
     '1.14': dict(_BASE, Deployable='1.2', Device='1.5', Service='1.3',
                  Accelerator='1.0', **_ARQS),
+    # No object changed; create_arqs takes a key.
+    '1.15': dict(_BASE, Deployable='1.2', Device='1.5', Service='1.3',
+                 Accelerator='1.0', **_ARQS),
 }
 
 

@@ -6,6 +6,7 @@ return into ``AcceleratorRequest`` objects as clients see them.
 
 import json
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from cyborg import deadline
@@ -67,18 +68,32 @@ def _to_object(context, values):
 to_object = _to_object
 
 
-def create(context, profile_name, project_id):
+def create(context, profile_name, project_id, key=None):
     """One ARQ per unit of each group of the named profile, all or none.
 
+    :param key: the caller's uuid for this create: sent again with it, the
+        create answers the ARQs its first run made.
     :raises DeviceProfileNotFound: no profile has that name.
     :raises QuotaExceeded: the project would go over a limit; nothing is
         left written.
     :raises DeadlineExceeded: the caller stopped waiting (the API answered
         503); nothing is left written.
     """
+    if key is not None:
+        made = _made_before(context, profile_name, project_id, key)
+        if made:
+            return made
     demand = quota_usage.profile_demand(context, profile_name)
     quota.check(context, project_id, demand)
-    created = arq_db.create(context, profile_name, project_id)
+    try:
+        created = arq_db.create(context, profile_name, project_id, key)
+    except db_exc.DBDuplicateEntry:
+        # NOTE(binding): the same create, sent again, committed first on
+        # another conductor.
+        made = key and _made_before(context, profile_name, project_id, key)
+        if not made:
+            raise
+        return made
 
     def undo():
         arq_db.delete(context, uuids=[values['uuid'] for values in created])
@@ -95,6 +110,17 @@ def create(context, profile_name, project_id):
     arqs = [_to_object(context, values) for values in created]
     arq_notifications.created(context, arqs)
     return arqs
+
+
+def _made_before(context, profile_name, project_id, key):
+    made = arq_db.made_by(context, profile_name, project_id, key)
+    if made:
+        # NOTE(binding): the API sent the create again (its first conductor
+        # said nothing for [api] rpc_call_monitor_timeout); the first run
+        # committed: its ARQs are the answer, created and counted once.
+        LOG.info('Create %s was sent again; answering the %d accelerator '
+                 'requests its first run made', key, len(made))
+    return [_to_object(context, values) for values in made]
 
 
 def get(context, uuid, project_id=None):

@@ -55,7 +55,7 @@ def bind_objects_to_database():
 class ConductorManager:
     """Endpoints of ``cyborg.conductor.rpcapi.ConductorAPI``."""
 
-    target = messaging.Target(version='1.14')
+    target = messaging.Target(version='1.15')
 
     def __init__(self, host, placement=None):
         self.host = host
@@ -251,8 +251,8 @@ class ConductorManager:
     # --- Accelerator requests ----------------------------------------------
 
     @messaging.expected_exceptions(exception.CyborgException)
-    def create_arqs(self, context, profile_name, project_id):
-        return binding.create(context, profile_name, project_id)
+    def create_arqs(self, context, profile_name, project_id, key=None):
+        return binding.create(context, profile_name, project_id, key)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def get_arq(self, context, uuid, project_id=None):

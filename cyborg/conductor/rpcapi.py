@@ -29,11 +29,23 @@ OBJECT_READS = frozenset({
     'list_view'})
 
 
-def is_read(method, kwargs):
-    """Whether the call of ``method`` with ``kwargs`` only reads."""
+def may_resend(method, kwargs):
+    """Whether the call of ``method`` with ``kwargs`` may reach a conductor
+    twice: it only reads, or a second run does nothing the first did not.
+
+    A bind sent again with the same bindings is accepted and does nothing
+    twice; the ARQs of an instance deleted again are gone already; a
+    create that carries a key makes the ARQs of its first run again
+    (conductors before 1.15 are sent no key). A delete by uuid would
+    answer 404 to its second run, and is sent once.
+    """
     if method == 'object_class_action_versions':
         return kwargs.get('objmethod') in OBJECT_READS
-    return method in READS
+    if method == 'create_arqs':
+        return kwargs.get('key') is not None
+    if method == 'delete_arqs':
+        return kwargs.get('uuids') is None
+    return method in READS or method == 'bind_arqs'
 
 
 def for_api():
@@ -41,7 +53,7 @@ def for_api():
     no longer timeout waits ``[api] rpc_timeout``, and an unreachable
     broker fails it instead of blocking (both end in a 503); a read a
     conductor keeps silent on for ``[api] rpc_call_monitor_timeout`` is
-    sent again."""
+    sent again, as is a write that may run twice (may_resend)."""
     return ConductorAPI(timeout=CONF.api.rpc_timeout, retry=API_RETRY,
                         reply_wait=CONF.api.rpc_timeout,
                         monitor=CONF.api.rpc_call_monitor_timeout)
@@ -85,6 +97,8 @@ class ConductorAPI:
       explain_profile also lists devices that offer nothing.
     * 1.14 - Service 1.3 (clock_skew; read_at, the database's time its
       liveness is judged by).
+    * 1.15 - create_arqs takes a ``key``: the ARQs' uuids derive from it,
+      and a create sent again with it answers the ARQs its first run made.
 
     ``[upgrade_levels] conductor`` caps what is sent (rolling upgrades): a
     method newer than the cap raises RPCVersionCapped, or sends the older
@@ -92,7 +106,7 @@ class ConductorAPI:
     the cap know (``upgrade_levels.CONDUCTOR_OBJECTS``).
     """
 
-    RPC_API_VERSION = '1.14'
+    RPC_API_VERSION = '1.15'
 
     def __init__(self, topic=None, timeout=None, retry=None,
                  reply_wait=None, monitor=0):
@@ -101,8 +115,9 @@ class ConductorAPI:
             (see for_api()); None: the transport's defaults.
         :param reply_wait: how long a call waits for the process's reply
             queue (rpc.get_client()); None: without a bound.
-        :param monitor: seconds of a conductor's silence after which a read
-            (is_read) is sent again; 0: never."""
+        :param monitor: seconds of a conductor's silence after which a
+            call that may run twice (may_resend) is sent again; 0: never.
+        """
         target = messaging.Target(topic=topic or CONF.conductor.topic,
                                   version='1.0')
         cap = upgrade_levels.version_cap('conductor', self.RPC_API_VERSION)
@@ -112,7 +127,7 @@ class ConductorAPI:
                                      object_versions=self.object_versions,
                                      timeout=timeout, retry=retry,
                                      reply_wait=reply_wait, monitor=monitor,
-                                     resend=is_read)
+                                     resend=may_resend)
 
     def _prepare(self, version, action, **kwargs):
         """A call context at ``version``.
@@ -233,11 +248,19 @@ class ConductorAPI:
 
     # --- Accelerator requests ------------------------------------------------
 
-    def create_arqs(self, context, profile_name, project_id):
-        """One ARQ per unit of each group of a device profile."""
-        cctxt = self._prepare('1.4', 'create_arqs')
-        return cctxt.call(context, 'create_arqs', profile_name=profile_name,
-                          project_id=project_id)
+    def create_arqs(self, context, profile_name, project_id, key=None):
+        """One ARQ per unit of each group of a device profile.
+
+        :param key: a uuid the caller made for this create: sent again
+            with it (rpc._monitored), the create answers the ARQs its first
+            run made. Conductors before 1.15 are sent none.
+        """
+        kwargs = {'profile_name': profile_name, 'project_id': project_id}
+        version = '1.4'
+        if key is not None and self.client.can_send_version('1.15'):
+            kwargs['key'], version = key, '1.15'
+        cctxt = self._prepare(version, 'create_arqs')
+        return cctxt.call(context, 'create_arqs', **kwargs)
 
     def get_arq(self, context, uuid, project_id=None):
         cctxt = self._prepare('1.4', 'get_arq')

@@ -75,15 +75,18 @@ opts = [
         'rpc_call_monitor_timeout',
         default=4,
         min=0,
-        help='Seconds a read the API sends to the conductors (a GET) may '
+        help='Seconds a call the API sends to the conductors that may run '
+             'twice (a read, a bind, a create, a delete of an instance\'s '
+             'accelerator requests) may '
              'go without its answer, or without the conductor\'s word '
              'that it is still working on it (oslo.messaging\'s call '
              'monitor heartbeat, sent every half of this), before the API '
              'sends it again for another conductor to answer, within '
              '[api] rpc_timeout. A conductor that stopped without closing '
              'its connection to the broker (a hung host, SIGSTOP) holds '
-             'the reads dealt to it this long instead of answering them '
-             '503 after rpc_timeout. Writes are never sent twice. 0 turns '
+             'the calls dealt to it this long instead of answering them '
+             '503 after rpc_timeout. Other writes (a delete by uuid, an '
+             'unbind) are never sent twice. 0 turns '
              'this off; 1 counts as 2, the least oslo.messaging '
              'accepts.'),
     cfg.ListOpt(

@@ -1,6 +1,7 @@
 """Queries on accelerator requests (ARQs): create, bind, unbind, delete."""
 
 import json
+import uuid as uuid_lib
 
 from oslo_db.sqlalchemy import utils as db_utils
 from oslo_log import log as logging
@@ -82,27 +83,55 @@ def create_for_attach(context, project_id):
     return row.uuid
 
 
+def _profile(session, profile_name):
+    profile = session.scalars(sa.select(models.DeviceProfile).where(
+        models.DeviceProfile.name == profile_name)).first()
+    if profile is None:
+        raise exception.DeviceProfileNotFound(uuid=profile_name)
+    return profile, json.loads(profile.profile_json).get('groups', [])
+
+
+def _keyed(key, count):
+    """The uuids of the ARQs of the create ``key`` names: the same for
+    every run of it; random ones without a key."""
+    if key is None:
+        return [uuidutils.generate_uuid() for _ in range(count)]
+    return [str(uuid_lib.uuid5(uuid_lib.UUID(key), str(index)))
+            for index in range(count)]
+
+
+@main.reader
+def made_by(context, profile_name, project_id, key):
+    """The dicts of the ARQs an earlier run of the create ``key`` made, or
+    [] when it made none."""
+    profile, groups = _profile(context.session, profile_name)
+    uuids = _keyed(key, sum(units(group) for group in groups))
+    return _all_values(context.session.execute(_scoped(_select().where(
+        models.AcceleratorRequest.uuid.in_(uuids)), project_id)).all())
+
+
 @session.retry_on_conflict
 @main.writer
-def create(context, profile_name, project_id):
+def create(context, profile_name, project_id, key=None):
     """One ARQ per unit of each group of the named profile, all or none;
     returns their dicts (see ``_values``).
 
+    :param key: a uuid the ARQs' uuids derive from (``made_by``); a run
+        that races an earlier one with the same key raises
+        DBDuplicateEntry.
     :raises DeviceProfileNotFound: no profile has that name.
     :raises DeadlineExceeded: the caller stopped waiting; nothing is
         written.
     """
     session = context.session
-    profile = session.scalars(sa.select(models.DeviceProfile).where(
-        models.DeviceProfile.name == profile_name)).first()
-    if profile is None:
-        raise exception.DeviceProfileNotFound(uuid=profile_name)
-    groups = json.loads(profile.profile_json).get('groups', [])
+    profile, groups = _profile(session, profile_name)
+    slots = [index for index, group in enumerate(groups)
+             for _ in range(units(group))]
     rows = [models.AcceleratorRequest(
-        uuid=uuidutils.generate_uuid(), state=states.ARQ_INITIAL,
+        uuid=uuid, state=states.ARQ_INITIAL,
         device_profile_id=profile.id, device_profile_group_id=index,
         project_id=project_id)
-        for index, group in enumerate(groups) for _ in range(units(group))]
+        for uuid, index in zip(_keyed(key, len(slots)), slots, strict=True)]
     session.add_all(rows)
     session.flush()
     # NOTE(deadline): the last thing before the commit, inside the

@@ -340,6 +340,46 @@ def test_a_read_dealt_to_a_stopped_conductor_goes_to_the_other(cloud):
     assert CALL_MONITOR <= max(took) < RPC_TIMEOUT + MARGIN, took
 
 
+def test_a_create_dealt_to_a_stopped_conductor_is_made_once(cloud):
+    """A create a stopped conductor holds is sent again with its key and
+    answered by the other conductor; once the stopped one wakes (and
+    whether or not it runs its copy), each create made its ARQs once."""
+    api = cloud.process('cyborg-api')
+    victim = cloud.conductors[-1]
+    name = 'dp-%s' % uuid.uuid4().hex[:8]
+    made, _took = _timed('POST', cloud, '/v2/device_profiles', json=[
+        {'name': name, 'groups': [{'resources:FPGA': '2'}]}])
+    assert made.status_code == 201, made.text
+    resent = 'took up create_arqs within'
+    answered, took = [], []
+    for _round in range(6):
+        mark = len(api.log())
+        victim.proc.send_signal(signal.SIGSTOP)
+        try:
+            for _create in range(4):
+                resp, seconds = _timed(
+                    'POST', cloud, '/v2/accelerator_requests', headers=NOVA,
+                    json={'device_profile_name': name})
+                assert resp.status_code == 201, resp.text
+                answered.extend(arq['uuid'] for arq in resp.json()['arqs'])
+                took.append(seconds)
+        finally:
+            victim.proc.send_signal(signal.SIGCONT)
+        if resent in api.log()[mark:]:
+            break
+    assert resent in api.log()[mark:], (took, api.log()[mark:][-3000:])
+    assert CALL_MONITOR <= max(took) < RPC_TIMEOUT + MARGIN, took
+    # NOTE(tests): the woken conductor's copy, within its deadline or not,
+    # adds nothing; it has had the time of a takeover to run.
+    time.sleep(RPC_TIMEOUT)
+    engine = sa.create_engine(cloud.db_url)
+    try:
+        assert sorted(_arqs_of(engine, name)) == sorted(answered)
+    finally:
+        engine.dispose()
+    assert len(answered) == 2 * len(took)
+
+
 def _owner(engine, arq):
     with engine.connect() as conn:
         return conn.execute(sa.text(

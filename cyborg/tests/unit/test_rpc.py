@@ -119,7 +119,7 @@ def silent_conductor(fake_rpc, monkeypatch):
 def _api_client(monitor):
     from cyborg.conductor import rpcapi
     return rpc.get_client(messaging.Target(topic='t'), timeout=10,
-                          monitor=monitor, resend=rpcapi.is_read)
+                          monitor=monitor, resend=rpcapi.may_resend)
 
 
 def test_a_read_a_conductor_kept_silent_is_sent_again_in_the_time_left(
@@ -152,10 +152,12 @@ def test_a_read_is_not_sent_again_once_its_time_is_nearly_spent(
 
 
 @pytest.mark.parametrize('method, kwargs', [
-    ('create_arqs', {}), ('bind_arqs', {}), ('delete_arqs', {}),
+    ('create_arqs', {'profile_name': 'p'}),
+    ('delete_arqs', {'uuids': ['a']}), ('unbind_arqs', {'uuids': ['a']}),
     ('object_class_action_versions', {'objmethod': 'create'}),
     ('object_action', {'objmethod': 'save'})])
-def test_a_write_is_never_sent_twice(silent_conductor, method, kwargs):
+def test_a_write_that_cannot_run_twice_is_sent_once(silent_conductor,
+                                                     method, kwargs):
     from cyborg import context
     calls = silent_conductor(silent=1)
     with pytest.raises(messaging.MessagingTimeout):
@@ -163,6 +165,19 @@ def test_a_write_is_never_sent_twice(silent_conductor, method, kwargs):
                                     **kwargs)
     assert len(calls.sends) == 1
     assert calls.sends[0]['monitor'] is None
+
+
+@pytest.mark.parametrize('method, kwargs', [
+    ('create_arqs', {'profile_name': 'p', 'key': 'k'}),
+    ('bind_arqs', {'bindings': {}}),
+    ('delete_arqs', {'uuids': None, 'instance_uuid': 'i'})])
+def test_a_write_that_may_run_twice_is_sent_again(silent_conductor, method,
+                                                  kwargs):
+    from cyborg import context
+    calls = silent_conductor(silent=1)
+    assert _api_client(monitor=4).call(
+        context.get_admin_context(), method, **kwargs) == 'answer'
+    assert len(calls.sends) == 2
 
 
 def test_object_reads_and_monitor_off(silent_conductor):
@@ -182,7 +197,7 @@ def test_the_api_client_monitors_reads_as_configured(fake_rpc, override):
     from cyborg.conductor import rpcapi
     override('rpc_call_monitor_timeout', 6, group='api')
     client = rpcapi.for_api().client
-    assert client._monitor == 6 and client._resend is rpcapi.is_read
+    assert client._monitor == 6 and client._resend is rpcapi.may_resend
     assert rpcapi.ConductorAPI().client._monitor == 0
 
 

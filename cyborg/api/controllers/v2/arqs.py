@@ -97,8 +97,11 @@ class ARQsController(rest.RestController):
         name = request.device_profile_name
         if not name:
             raise exception.DeviceProfileNotFound(uuid="''")
+        # NOTE(api): the key makes the create safe to send again past a
+        # conductor that stopped with it (rpc._monitored).
         arqs = conductor_rpcapi.for_api().create_arqs(
-            context, name, context.project_id)
+            context, name, context.project_id,
+            key=uuidutils.generate_uuid())
         return arq_types.ARQCollection.from_objects(arqs)
 
     @expose.expose(None, wtypes.text, body=arq_types.PATCH_BODY,

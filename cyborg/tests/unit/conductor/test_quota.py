@@ -136,10 +136,10 @@ def _racing(monkeypatch, ctx, times=1):
     real = arq_db.create
     raced = []
 
-    def create(context, name, project_id):
+    def create(context, name, project_id, key=None):
         if len(raced) < times:
             raced.append(real(context, name, project_id))
-        return real(context, name, project_id)
+        return real(context, name, project_id, key)
 
     monkeypatch.setattr(arq_db, 'create', create)
     return raced
