@@ -1,7 +1,8 @@
-"""Refuses request bodies that are not sound JSON before anything parses them.
+"""Refuses unsound JSON bodies, and strings no database stores, before routing.
 """
 
 import json
+import urllib.parse
 
 import webob
 
@@ -39,6 +40,68 @@ def _depth(document):
     return deepest
 
 
+def _unstorable(text):
+    """Why ``text`` cannot be stored, or None: a NUL (PostgreSQL's text
+    refuses it) or a lone surrogate (no database encodes it: JSON's
+    ``\\ud800`` escape parses to one)."""
+    if '\x00' in text:
+        return 'a NUL character'
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError as exc:
+        return 'a lone surrogate (U+%04X)' % ord(text[exc.start])
+    return None
+
+
+def _shown(key):
+    # NOTE(body): a field's name goes into the message and the log: its
+    # unstorable characters as escapes.
+    return key.encode('utf-8', 'backslashreplace').decode(
+        'utf-8').replace('\x00', '\\x00')
+
+
+def _strings(document):
+    """(where, text) of every string of ``document``, keys included;
+    ``where`` names it as ``groups[0].resources:FPGA`` would."""
+    stack = [(document, '')]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            yield where or 'body', node
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                shown = _shown(key)
+                name = '%s.%s' % (where, shown) if where else shown
+                yield name + ' (its name)', key
+                stack.append((value, name))
+        elif isinstance(node, list):
+            stack.extend((item, '%s[%d]' % (where, index))
+                         for index, item in enumerate(node))
+
+
+def _check_strings(document, what):
+    for where, text in _strings(document):
+        reason = _unstorable(text)
+        if reason is not None:
+            raise exception.Invalid(
+                reason='%s %s holds %s, which cannot be stored' %
+                       (what, where, reason))
+
+
+def _check_query(environ):
+    query = environ.get('QUERY_STRING', '')
+    if '%00' not in query.lower():
+        return
+    try:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True,
+                                       errors='strict')
+    except UnicodeDecodeError:
+        # NOTE(body): not UTF-8 at all: the routes refuse it themselves.
+        return
+    for name, value in pairs:
+        _check_strings({name: value}, 'query parameter')
+
+
 def check(environ):
     """Raise the 4xx a body deserves, or return when it is sound JSON.
 
@@ -46,6 +109,7 @@ def check(environ):
     even for GET, and fail with exceptions of their own; so every body is
     checked here first, whatever the method.
     """
+    _check_query(environ)
     request = webob.Request(environ)
     media_type = _media_type(environ)
     body = request.body if request.is_body_readable else b''
@@ -67,6 +131,7 @@ def check(environ):
     if _depth(document) > MAX_DEPTH:
         raise exception.Invalid(reason='the body nests more than %d levels'
                                        % MAX_DEPTH)
+    _check_strings(document, 'field')
 
 
 class JsonBodyGuard:

@@ -21,7 +21,7 @@ from cyborg.api import validation
 
 
 def expose(return_type=None, *arg_types, body=None, schema=None, path=None,
-           body_required=True, status_code=200):
+           body_required=True, status_code=200, envelope=None):
     """Expose a RestController handler.
 
     :param return_type: the WSME type of the response body; None for none.
@@ -38,6 +38,9 @@ def expose(return_type=None, *arg_types, body=None, schema=None, path=None,
     :param body_required: False when a request may come without a body
         (the body argument then gets its default).
     :param status_code: the status of a success.
+    :param envelope: a key the body may also come wrapped in, as
+        ``{"<envelope>": {...}}`` (openstacksdk wraps a resource's body in
+        its resource key).
     """
 
     def decorate(func):
@@ -69,7 +72,7 @@ def expose(return_type=None, *arg_types, body=None, schema=None, path=None,
             kwargs = _query_args(funcdef, query_names)
             if body_arg is not None:
                 kwargs[body_arg.name] = _body(body_arg, schema,
-                                              body_required)
+                                              body_required, envelope)
             for arg, value in zip(path_args, segments, strict=False):
                 kwargs[arg.name] = wsme.rest.args.from_param(arg.datatype,
                                                              value)
@@ -98,7 +101,7 @@ def _query_args(funcdef, names):
     return {name: value for name, value in kwargs.items() if name in names}
 
 
-def _body(argument, schema, required):
+def _body(argument, schema, required, envelope=None):
     raw = pecan.request.body
     if not raw:
         if required:
@@ -109,6 +112,10 @@ def _body(argument, schema, required):
     except ValueError as exc:
         raise exception.Invalid(
             reason='the body is not JSON: %s' % exc) from None
+    if envelope is not None and isinstance(document, dict) and \
+            list(document) == [envelope] and \
+            isinstance(document[envelope], dict):
+        document = document[envelope]
     if isinstance(schema, microversion.ByVersion):
         schema = schema()
     if schema is not None:

@@ -190,20 +190,25 @@ def recover(context, agent_binary, recover_after):
 
 
 @main.reader
-def affected_arqs(context, device_ids):
-    """``{device id: [uuids of the ARQs bound or binding to it]}``."""
+def affected_arqs(context, device_ids, projects=None):
+    """``{device id: [uuids of the ARQs bound or binding to it]}``.
+
+    :param projects: a dict to fill with each of those ARQs' project.
+    """
     if not device_ids:
         return {}
     arq, dep = models.AcceleratorRequest, models.Deployable
     found = {}
-    for device_id, uuid in context.session.execute(
-            sa.select(dep.device_id, arq.uuid)
+    for device_id, uuid, project in context.session.execute(
+            sa.select(dep.device_id, arq.uuid, arq.project_id)
             .join(dep, arq.deployable_id == dep.id)
             .where(dep.device_id.in_(sorted(set(device_ids))),
                    arq.state.in_((states.ARQ_BOUND,
                                   states.ARQ_BIND_STARTED)))
             .order_by(arq.uuid)):
         found.setdefault(device_id, []).append(uuid)
+        if projects is not None:
+            projects[uuid] = project
     return found
 
 
@@ -212,7 +217,9 @@ def details(context, agent_binary, hostnames=None):
     """What a device's health shows beyond its columns: when its agent last
     checked it (``{hostname: its agent's last heartbeat}``, as UTC text)
     and ``{device uuid: affected ARQ uuids}`` of its failed and draining
-    devices (the ARQs to evacuate, or to wait for).
+    devices (the ARQs to evacuate, or to wait for), with ``{ARQ uuid: its
+    project}`` of those under ``projects`` (for the API to show each
+    caller only what it may see).
 
     :param hostnames: the hosts whose devices are shown; None: all.
     """
@@ -229,10 +236,12 @@ def details(context, agent_binary, hostnames=None):
     seen = {host: _text(at) for host, at in context.session.execute(checked)
             if at is not None}
     uuids = dict(context.session.execute(failed).all())
-    arqs = affected_arqs(context, list(uuids))
+    projects = {}
+    arqs = affected_arqs(context, list(uuids), projects)
     return {'checked': seen,
             'affected': {uuids[device_id]: found
-                         for device_id, found in arqs.items()}}
+                         for device_id, found in arqs.items()},
+            'projects': projects}
 
 
 def _text(value):

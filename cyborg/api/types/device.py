@@ -4,10 +4,12 @@ import collections
 
 import wsme.types as wtypes
 
+from cyborg import policy
 from cyborg import states
 from cyborg.api import microversion
 from cyborg.api.types import base
 from cyborg.api.types import link
+from cyborg.policies import arq as arq_policies
 
 RESOURCE = 'devices'
 
@@ -79,11 +81,22 @@ def status_reason(reason, offer_reason, view):
 
 
 def health_details(context, device_cls, hostnames):
-    """``Device.health_details`` of the hosts of the devices shown."""
+    """``Device.health_details`` of the hosts of the devices shown, their
+    affected ARQs cut to those the caller may list."""
     hostnames = set(hostnames)
-    return device_cls.health_details(
+    details = device_cls.health_details(
         context, sorted(hostnames) if len(hostnames) <= _MOST_HOSTS
         else None)
+    project = policy.reach(arq_policies.ALL_PROJECTS, context)
+    if project is not None:
+        # NOTE(api): a project manager sees every device, but only its
+        # own project's ARQs. A conductor before this release names no
+        # projects: then the caller sees none.
+        owners = details.get('projects') or {}
+        details = dict(details, affected={
+            device: [uuid for uuid in found if owners.get(uuid) == project]
+            for device, found in details['affected'].items()})
+    return details
 
 
 def _health(item, details):

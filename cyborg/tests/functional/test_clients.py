@@ -276,3 +276,22 @@ def test_a_later_route_says_from_which_version(accel):
     assert fault['faultstring'] == (
         'POST /v2/devices/%s/activate exists from microversion 2.4; send '
         '"OpenStack-API-Version: accelerator 2.4" or later.' % device.uuid)
+
+
+def test_sdk_attribute_create_get_delete(accel):
+    # NOTE(tests): the sdk wraps the body in its resource key,
+    # {"attribute": {...}}; the deployable is named by the integer id its
+    # listed attributes carry.
+    (deployable_id,) = {a.deployable_id for a in accel.attributes()}
+    key = 'rack-%s' % uuid.uuid4().hex[:6]
+    created = accel.create_attribute(deployable_id=deployable_id, key=key,
+                                     value='r12')
+    assert (created.key, created.value, created.deployable_id) == (
+        key, 'r12', deployable_id)
+    fetched = accel.get_attribute(created.uuid)
+    assert (fetched.key, fetched.value) == (key, 'r12')
+    assert key in [a.key for a in accel.attributes()]
+    accel.delete_attribute(created.uuid, ignore_missing=False)
+    with pytest.raises(sdk_exc.NotFoundException):
+        accel.get_attribute(created.uuid)
+    assert key not in [a.key for a in accel.attributes()]

@@ -90,9 +90,11 @@ class AttributesController(rest.RestController):
 
     @expose.expose(attribute_types.Attribute,
                    body=attribute_types.AttributePost,
-                   schema=validation.ATTRIBUTE_POSTS, status_code=201)
+                   schema=validation.ATTRIBUTE_POSTS, status_code=201,
+                   envelope='attribute')
     def post(self, attribute):
-        """Create from ``{"deployable_id", "key", "value"}``; 201."""
+        """Create from ``{"deployable_id", "key", "value"}``, bare or in
+        ``{"attribute": ...}`` as openstacksdk sends it; 201."""
         context = pecan.request.context
         policy.authorize('cyborg:attribute:create', None, context)
         fields = validation.attribute(attribute.as_dict())

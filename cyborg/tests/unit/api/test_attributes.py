@@ -83,8 +83,23 @@ def test_plain_attribute_is_only_recorded(api, node, placement):
         [created]
 
 
+def test_openstacksdks_wrapped_body_creates_too(api, node):
+    # NOTE(tests): openstacksdk's Attribute sends its resource key.
+    created = api.post_json(URL, {'attribute': {
+        'deployable_id': node['id'], 'key': 'rack', 'value': 'r7'}},
+        headers=ADMIN, status=201).json
+    assert (created['key'], created['value']) == ('rack', 'r7')
+    # Wrapped, the body is held to the same schema.
+    resp = api.post_json(URL, {'attribute': {'deployable_id': node['id'],
+                                             'key': 'rack'}},
+                         headers=ADMIN, status=400)
+    assert 'value' in fault(resp)['faultstring']
+
+
 @pytest.mark.parametrize('body', [
     {},
+    {'attribute': {'deployable_id': 1, 'key': 'rack', 'value': 'r1'},
+     'extra': True},
     {'deployable_id': 1, 'key': 'rack'},
     {'deployable_id': '1', 'key': 'rack', 'value': 'r1'},
     {'deployable_id': 0, 'key': 'rack', 'value': 'r1'},

@@ -2,6 +2,7 @@
 
 import re
 
+from oslo_utils import uuidutils
 import pytest
 
 from cyborg.tests.unit.api.conftest import ADMIN
@@ -178,3 +179,32 @@ def test_health_checked_at_is_the_agents_last_heartbeat(api, ctx,
     shown = _get(api, '/v2/devices/%s' % device.uuid, '2.6').json
     assert shown['health_checked_at'] == (
         seen.last_seen_up.replace(microsecond=0).isoformat() + '+00:00')
+
+
+def test_affected_arqs_are_those_the_caller_may_list(api, db, make_device,
+                                                     make_deployable):
+    # NOTE(tests): a project manager may read every device; the ARQs bound
+    # to a draining one are other projects' business.
+    import sqlalchemy as sa
+
+    from cyborg.db import models
+    device = make_device(health='failed', health_reason='too hot',
+                         status='error')
+    deployable = make_deployable(device=device)
+    mine, theirs = (uuidutils.generate_uuid() for _ in range(2))
+    with db.begin() as conn:
+        dep_id = conn.execute(sa.select(models.Deployable.id).where(
+            models.Deployable.uuid == deployable.uuid)).scalar()
+        for uuid, project in ((mine, 'p1'), (theirs, 'p2')):
+            conn.execute(sa.insert(models.AcceleratorRequest).values(
+                uuid=uuid, state='Bound', device_profile_group_id=0,
+                deployable_id=dep_id, project_id=project))
+    manager = dict(version_header('latest'), **{
+        'X-Roles': 'manager,member,reader', 'X-Project-Id': 'p1',
+        'X-User-Id': 'u1'})
+    for path in ('/v2/devices', '/v2/devices/%s' % device.uuid):
+        body = api.get(path, headers=manager).json
+        shown = body['devices'][0] if 'devices' in body else body
+        assert shown['affected_arqs'] == [mine]
+    admin = _get(api, '/v2/devices/%s' % device.uuid, 'latest').json
+    assert admin['affected_arqs'] == sorted([mine, theirs])

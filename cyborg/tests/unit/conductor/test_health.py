@@ -222,13 +222,17 @@ def test_details_say_when_checked_and_which_arqs_are_affected(ready, ctx,
                              states.ARQ_UNBOUND)):
             conn.execute(sa.insert(models.AcceleratorRequest).values(
                 uuid=uuid, state=state, device_profile_id=profile,
-                device_profile_group_id=0, deployable_id=dep_id))
+                device_profile_group_id=0, deployable_id=dep_id,
+                project_id='p-' + uuid[0]))
     found = device_obj.Device.health_details(ctx, ['node1'])
     assert found['affected'] == {
         device.uuid: ['a' * 8 + '-0000-4000-8000-' + '0' * 12]}
+    # Whose each is, for the API to show each caller its own.
+    assert found['projects'] == {
+        'a' * 8 + '-0000-4000-8000-' + '0' * 12: 'p-a'}
     assert set(found['checked']) == {'node1'}
     assert device_obj.Device.health_details(ctx, ['other']) == {
-        'checked': {}, 'affected': {}}
+        'checked': {}, 'affected': {}, 'projects': {}}
 
 
 def test_a_flapping_device_stays_held_after_its_window(ready, ctx, db,
