@@ -61,6 +61,16 @@ def _sysfs_defects_logged_afresh():
 
 
 @pytest.fixture
+def fake_rpc(override):
+    """oslo.messaging on its in-process fake transport, for one test."""
+    override('transport_url', 'fake:/')
+    rpc.cleanup()
+    rpc.init(rpc.CONF)
+    yield
+    rpc.cleanup()
+
+
+@pytest.fixture
 def stack(db, override, tmp_path):
     """A running conductor; call the fixture's value to start an agent.
 

@@ -16,15 +16,6 @@ from cyborg.api import errors
 REQUEST = 'req-00000000-0000-4000-8000-000000000001'
 
 
-@pytest.fixture
-def fake_rpc(override):
-    override('transport_url', 'fake:/')
-    rpc.cleanup()
-    rpc.init(rpc.CONF)
-    yield
-    rpc.cleanup()
-
-
 def _context(**kwargs):
     return cyborg_context.RequestContext(request_id=REQUEST, overwrite=False,
                                          **kwargs)

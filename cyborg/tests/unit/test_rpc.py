@@ -10,15 +10,6 @@ import pytest
 from cyborg import rpc
 
 
-@pytest.fixture
-def fake_rpc(override):
-    override('transport_url', 'fake:/')
-    rpc.cleanup()
-    rpc.init(rpc.CONF)
-    yield
-    rpc.cleanup()
-
-
 def test_the_probe_sets_the_reply_queue_up(fake_rpc):
     replies = rpc.reply_queue()
     assert replies is rpc.reply_queue()

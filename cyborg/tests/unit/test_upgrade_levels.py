@@ -7,7 +7,6 @@ import pytest
 
 from cyborg import exception
 from cyborg import objects
-from cyborg import rpc
 from cyborg import upgrade_levels
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import rpcapi as conductor_rpcapi
@@ -15,15 +14,6 @@ from cyborg.objects import base
 from cyborg.objects import device
 from cyborg.objects import indirection
 from cyborg.objects import service
-
-
-@pytest.fixture
-def fake_rpc(override):
-    override('transport_url', 'fake:/')
-    rpc.cleanup()
-    rpc.init(rpc.CONF)
-    yield
-    rpc.cleanup()
 
 
 class _Sent(list):

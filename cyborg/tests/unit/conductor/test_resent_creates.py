@@ -9,7 +9,6 @@ from oslo_utils import uuidutils
 import pytest
 import sqlalchemy as sa
 
-from cyborg import rpc
 from cyborg.conductor import binding
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import arqs as arq_db
@@ -25,15 +24,6 @@ def profile(db, ctx):
         ctx, uuid=uuidutils.generate_uuid(), name='fpga1-vgpu2',
         groups=[{'resources:FPGA': '1'}, {'resources:VGPU': '2'}]).create()
     return 'fpga1-vgpu2'
-
-
-@pytest.fixture
-def fake_rpc(override):
-    override('transport_url', 'fake:/')
-    rpc.cleanup()
-    rpc.init(rpc.CONF)
-    yield
-    rpc.cleanup()
 
 
 def _uuids(db):
