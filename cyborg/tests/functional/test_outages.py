@@ -292,9 +292,13 @@ def test_a_create_the_api_gave_up_on_leaves_nothing(cloud):
             found = [text for text in _logs_since(
                 cloud.conductors, offsets).values() if dropped in text]
             return found if found else None
-        (text,) = processes.wait_for(logged, 30, what='the dropped call')
-        assert text.count(dropped) == 1, text
-        assert 'from device profile %s' % name not in text, text
+        found = processes.wait_for(logged, 30, what='the dropped call')
+        # NOTE(tests): the API sent the create again when its first
+        # conductor said nothing for rpc_call_monitor_timeout; each copy
+        # reached a conductor past the deadline, and each was dropped.
+        assert 1 <= sum(text.count(dropped) for text in found) <= 2, found
+        for text in found:
+            assert 'from device profile %s' % name not in text, text
         MEASURED['late_create_dropped_after_s'] = round(
             time.monotonic() - sent, 1)
         assert _recovered(cloud) < 10
