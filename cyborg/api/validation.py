@@ -325,8 +325,14 @@ def arq_patch(body):
 ATTRIBUTE_POST = {
     'type': 'object',
     'properties': {
-        'deployable_id': {'type': 'integer', 'minimum': 1,
-                          'maximum': 2 ** 31 - 1},
+        # NOTE(attributes): openstacksdk's Attribute, and so the openstack
+        # CLI, sends the deployable the user named as a string: its id's
+        # digits or its uuid. Both were a 400; they are taken at every
+        # microversion, as an integer id always was.
+        'deployable_id': {'anyOf': [
+            {'type': 'integer', 'minimum': 1, 'maximum': 2 ** 31 - 1},
+            {'type': 'string', 'pattern': r'^[1-9][0-9]{0,9}\Z'},
+            UUID]},
         'key': {'type': 'string', 'minLength': 1, 'maxLength': 255,
                 'pattern': r'^\S(.*\S)?\Z'},
         'value': {'type': 'string', 'minLength': 1, 'maxLength': 255},

@@ -8,6 +8,8 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
 from cyborg.conductor import binding
 from cyborg.conductor import hostwork
+from cyborg.conductor import quota
+from cyborg.db import quota_usage
 from cyborg.notifications import arq as arq_notifications
 
 LOG = logging.getLogger(__name__)
@@ -87,6 +89,9 @@ def attach(context, uuid, agent_api, conductor, instance_uuid=None,
         nova).
     :raises InstanceNotInProject, NovaUnavailable: see ``check_owner``;
         nothing was written.
+    :raises QuotaExceeded: the project would go over a limit with all of
+        the deployable's units (an attach takes it whole); nothing is left
+        written.
     :raises AttachFailed, AgentUnavailable and what ``start_attach``
         raises: the accelerator is then detached, as it was.
     """
@@ -95,6 +100,8 @@ def attach(context, uuid, agent_api, conductor, instance_uuid=None,
         # NOTE(attachments): before anything is written, so that a refused
         # attach leaves nothing to undo.
         check_owner(context, instance_uuid, conductor.nova)
+        demand = quota_usage.attach_demand(context, uuid)
+        quota.check(context, project_id, demand)
     job = accelerators.start_attach(context, uuid, kind,
                                     instance_uuid or host, project_id)
     reserved = False
@@ -104,7 +111,8 @@ def attach(context, uuid, agent_api, conductor, instance_uuid=None,
                         kind == accelerators.HOST)
             reserved = True
         if kind == accelerators.INSTANCE:
-            _bind(context, job, conductor)
+            _bind(context, job, conductor, lambda: quota.recheck(
+                context, project_id, demand, lambda: None))
     except exception.CyborgException as exc:
         _undo(context, job, agent_api, reserved)
         if isinstance(exc, exception.DriverError):
@@ -125,7 +133,10 @@ def attach(context, uuid, agent_api, conductor, instance_uuid=None,
     return accelerators.get(context, uuid)
 
 
-def _bind(context, job, conductor):
+def _bind(context, job, conductor, recheck):
+    """Bind the attach's ARQ; ``recheck()`` runs once it holds the
+    deployable, before Nova hears of it (its QuotaExceeded has ``attach``
+    undo everything)."""
     arq, instance = job['arq_uuid'], job['target']
     if job['deployable'] is None:
         binding.bind_without_handle(context, arq, instance)
@@ -134,6 +145,7 @@ def _bind(context, job, conductor):
     if binding.start_bind_on(context, arq, instance,
                              job['deployable']['uuid'],
                              owner=conductor.host):
+        recheck()
         arq_notifications.bind_started(
             context, lambda: [binding.get(context, arq)])
         conductor.finish_binds(context, [arq])

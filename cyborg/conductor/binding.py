@@ -12,6 +12,7 @@ from oslo_log import log as logging
 from cyborg import deadline
 from cyborg import states
 from cyborg.conductor import quota
+from cyborg.db import arq_moves
 from cyborg.db import arqs as arq_db
 from cyborg.db import bind_work
 from cyborg.db import quota_usage
@@ -32,7 +33,6 @@ LOST = arq_db.LOST
 units = arq_db.units
 create_for_attach = arq_db.create_for_attach
 unresolved = arq_db.unresolved
-start_bind = arq_db.start_bind
 start_bind_on = arq_db.start_bind_on
 bind_without_handle = arq_db.bind_without_handle
 finish_bind = arq_db.finish_bind
@@ -110,6 +110,24 @@ def create(context, profile_name, project_id, key=None):
     arqs = [_to_object(context, values) for values in created]
     arq_notifications.created(context, arqs)
     return arqs
+
+
+def start_bind(context, bindings, project_id=None, owner=None):
+    """Check every binding, then move each ARQ to BindStarted with a handle
+    (``cyborg.db.arqs.start_bind``); a binding whose /project_id moves its
+    ARQ to another project must fit that project's quota.
+
+    :returns: uuids now BindStarted, and uuids already BindFailed.
+    :raises QuotaExceeded: a receiving project would go over a limit;
+        nothing is left written.
+    :raises ARQNotFound, ARQBadState, Invalid: nothing is changed.
+    """
+    started, failed, demands, before = arq_moves.start_bind(
+        context, bindings, quota.check, project_id, owner)
+    for project, demand in sorted(demands.items()):
+        quota.recheck(context, project, demand,
+                      lambda: arq_moves.give_back(context, before))
+    return started, failed
 
 
 def _made_before(context, profile_name, project_id, key):

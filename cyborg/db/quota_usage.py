@@ -47,8 +47,8 @@ def usage(context, project_id, orphan_age=0):
 
     An ARQ is one unit of its profile group; a group asking for several
     classes (rare) shares its ARQs among them in proportion, rounded up.
-    The ARQ of a /v1 attach has no profile: it counts as one unit of the
-    resource class of the deployable it is attached to.
+    The ARQ of a /v1 attach has no profile: it counts every unit of the
+    deployable it is attached to, in that deployable's resource class.
 
     :param orphan_age: seconds after which an ARQ nobody bound is an
         orphan (``cyborg.db.orphans``), which holds nothing; 0: every
@@ -68,6 +68,31 @@ def usage(context, project_id, orphan_age=0):
                   sa.func.count())
         .where(*counted)
         .group_by(arq.device_profile_id, arq.device_profile_group_id)).all()
+    held.update(_of_groups(session, by_group))
+    # NOTE(quota): a /v1 attach takes its whole deployable out of the
+    # scheduler's hands (Placement reserves all of it), so it holds all of
+    # the deployable's units, not one.
+    attached = session.execute(
+        sa.select(models.Attribute.value,
+                  sa.func.sum(models.Deployable.num_accelerators))
+        .join(arq, arq.deployable_id == models.Attribute.deployable_id)
+        .join(models.Deployable,
+              models.Deployable.id == models.Attribute.deployable_id)
+        .where(arq.project_id == project_id,
+               arq.device_profile_id.is_(None),
+               models.Attribute.key == 'rc')
+        .group_by(models.Attribute.value)).all()
+    for resource_class, units in attached:
+        held[resource_class] += int(units or 0)
+    return dict(held)
+
+
+def _of_groups(session, by_group):
+    """{resource class: units} of ``(profile id, group index, count of
+    ARQs)`` rows: an ARQ is one unit of its group, and a group asking for
+    several classes (rare) shares its ARQs among them in proportion,
+    rounded up."""
+    held = collections.Counter()
     profiles = {}
     if by_group:
         profiles = dict(session.execute(
@@ -83,13 +108,29 @@ def usage(context, project_id, orphan_age=0):
         units = sum(demand.values())
         for resource_class, amount in demand.items():
             held[resource_class] += math.ceil(count * amount / units)
-    attached = session.execute(
-        sa.select(models.Attribute.value, sa.func.count())
-        .join(arq, arq.deployable_id == models.Attribute.deployable_id)
-        .where(arq.project_id == project_id,
-               arq.device_profile_id.is_(None),
-               models.Attribute.key == 'rc')
-        .group_by(models.Attribute.value)).all()
-    for resource_class, count in attached:
-        held[resource_class] += count
-    return dict(held)
+    return held
+
+
+def arqs_demand(session, rows):
+    """{resource class: units} that these ARQ rows (of profiles) hold, as
+    ``usage`` counts them."""
+    counted = collections.Counter(
+        (row.device_profile_id, row.device_profile_group_id) for row in rows
+        if row.device_profile_id is not None)
+    return dict(_of_groups(session, [
+        (profile, index, count)
+        for (profile, index), count in sorted(counted.items())]))
+
+
+@main.reader
+def attach_demand(context, deployable_uuid):
+    """{resource class: units} a /v1 attach of this deployable takes: all
+    of its units; {} when no deployable has that uuid (an accelerator no
+    agent sees takes nothing)."""
+    found = context.session.execute(
+        sa.select(models.Attribute.value, models.Deployable.num_accelerators)
+        .join(models.Deployable,
+              models.Deployable.id == models.Attribute.deployable_id)
+        .where(models.Deployable.uuid == deployable_uuid,
+               models.Attribute.key == 'rc')).first()
+    return {} if found is None else {found[0]: int(found[1])}

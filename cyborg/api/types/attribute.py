@@ -45,7 +45,10 @@ class AttributePost(base.Body):
     """``POST /v2/attributes``; from 2.4 the deployable may be named by
     ``deployable_uuid`` instead of ``deployable_id``."""
 
-    deployable_id = int
+    # NOTE(attributes): an integer, or the string the openstack CLI passes
+    # on (the id's digits, or the deployable's uuid); the body's schema
+    # checks which.
+    deployable_id = base.JSON
     deployable_uuid = wtypes.text
     key = wtypes.text
     value = wtypes.text

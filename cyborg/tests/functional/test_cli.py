@@ -185,6 +185,34 @@ def test_deployable_list_and_show(cli, target):
     assert shown['created_at']
 
 
+def test_device_attribute_create_list_show_delete(cli, target):
+    """openstacksdk's create sends {"attribute": {...}}, which both
+    clients' ``attribute create`` rely on."""
+    (deployable,) = _api(target, 'GET', '/deployables').json()['deployables']
+    key = 'cli_%s_%s' % (cli.flavour, uuid.uuid4().hex[:8])
+    created = cli.json('accelerator', 'device', 'attribute', 'create',
+                       deployable['uuid'], key, 'from the CLI')
+    attribute = created['uuid']
+    assert uuid.UUID(attribute)
+    assert (created['key'], created['value']) == (key, 'from the CLI')
+
+    listed = {a['uuid']: a for a in
+              cli.json('accelerator', 'device', 'attribute', 'list')}
+    assert (listed[attribute]['key'], listed[attribute]['value']) == (
+        key, 'from the CLI')
+    shown = cli.json('accelerator', 'device', 'attribute', 'show',
+                     attribute)
+    assert (shown['uuid'], shown['key'], shown['value']) == (
+        attribute, key, 'from the CLI')
+    found = _api(target, 'GET', '/attributes/%s' % attribute)
+    assert found.status_code == 200, found.text
+    assert found.json()['key'] == key
+
+    cli.ok('accelerator', 'device', 'attribute', 'delete', attribute)
+    assert _api(target, 'GET',
+                '/attributes/%s' % attribute).status_code == 404
+
+
 def test_device_profile_create_list_show_delete(cli, target):
     name = 'cli-%s-%s' % (cli.flavour, uuid.uuid4().hex[:8])
     if cli.flavour == 'legacy':

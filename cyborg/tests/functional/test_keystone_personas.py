@@ -932,3 +932,28 @@ def test_forged_identity_headers_are_ignored(world, route):
     finally:
         if route.cleanup:
             route.cleanup(world, resp, names)
+
+
+# -- A draining device's affected ARQs ----------------------------------------
+
+
+def test_affected_arqs_name_only_what_the_caller_may_list(world):
+    """A device's affected_arqs once listed every project's ARQs to
+    anyone who may see the device (a project manager)."""
+    arq = world.create_arq('p1-member')
+    one = '/v2/devices/%s' % world.device
+    try:
+        world.bind(arq)
+        drained = world.ok('admin', 'POST', one + '/drain', version='2.6')
+        assert drained.json()['status'] == 'draining'
+        seen = {persona: world.ok(persona, 'GET', one, version='2.6').json()[
+            'affected_arqs'] for persona in ('admin', 'p1-manager',
+                                             'p2-manager')}
+        assert seen == {'admin': [arq], 'p1-manager': [arq],
+                        'p2-manager': []}
+    finally:
+        world.drop_arqs(arq)
+        processes.wait_for(lambda: world.device_status() != 'draining',
+                           TIMEOUT, what='the drained device to rest')
+        world.ok('admin', 'POST', one + '/enable', status=204)
+        assert world.device_status() == 'ready'

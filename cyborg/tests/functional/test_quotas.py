@@ -17,6 +17,7 @@ import requests
 
 from cyborg.tests import deployments
 from cyborg.tests import keystone as keystone_process
+from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
 
@@ -197,3 +198,111 @@ def test_an_unknown_profile_is_still_a_404(keystone, cloud):
     resp = _call(cloud, 'POST', ARQS, 404, keystone.token('p1-member'),
                  json={'device_profile_name': name})
     assert _fault(resp) == 'Device profile %s could not be found.' % name
+
+
+def _ready_deployable(cloud, admin):
+    """The fake device, made ready (a /v1 attach and a bind need it),
+    and its deployable."""
+    (device,) = _call(cloud, 'GET', '/v2/devices', 200, admin,
+                      {'OpenStack-API-Version': 'accelerator 2.4'}).json()[
+        'devices']
+    if device['status'] != 'ready':
+        _call(cloud, 'POST', '/v2/devices/%s/activate' % device['uuid'], 200,
+              admin, {'OpenStack-API-Version': 'accelerator 2.4'})
+    (deployable,) = _call(cloud, 'GET', '/v2/deployables', 200,
+                          admin).json()['deployables']
+    return deployable
+
+
+def _resolved(cloud, token, instance):
+    resp = requests.get(cloud.url + ARQS, timeout=TIMEOUT, params={
+        'instance': instance, 'bind_state': 'resolved'},
+        headers={'X-Auth-Token': token})
+    return None if resp.status_code == 423 else resp.json()['arqs']
+
+
+def _project_limit(keystone, project, units):
+    (service,) = keystone.api('GET', '/services?type=accelerator')[
+        'services']
+    return _system_api(keystone, 'POST', '/limits', {'limits': [{
+        'service_id': service['id'],
+        'project_id': keystone.ids['projects'][project],
+        'region_id': keystone_process.REGION, 'resource_name': FPGA,
+        'resource_limit': units}]})['limits'][0]['id']
+
+
+def test_a_v1_attach_is_checked_by_all_it_takes(keystone, cloud):
+    """A /v1 attach takes its whole deployable (Placement reserves all of
+    it): it once counted 1 unit and was never refused."""
+    admin = keystone.admin_token()
+    deployable = _ready_deployable(cloud, admin)
+    units = deployable['num_accelerators']
+    assert units > 2
+    manager = keystone.token('p1-manager')
+    one = '/v1/accelerators/%s' % deployable['uuid']
+    p1 = keystone.ids['projects']['p1']
+    refused = _call(cloud, 'PUT', one, 403, manager,
+                    json={'instance_uuid': str(uuid.uuid4())})
+    assert _fault(refused) == (
+        'Quota exceeded: class:FPGA has a limit of 2; project %s uses 0 and '
+        'asks for %d more.' % (p1, units))
+    assert _call(cloud, 'GET', one, 200, admin).json()['attachments'] == []
+    made = _project_limit(keystone, 'p1', units)
+    try:
+        _call(cloud, 'PUT', one, 200, manager,
+              json={'instance_uuid': str(uuid.uuid4())})
+        try:
+            assert _limits(cloud, manager)['limits'][0]['usage'] == units
+            _create(cloud, keystone.token('p1-member'), status=403)
+        finally:
+            _call(cloud, 'DELETE', one, 204, manager)
+        assert _limits(cloud, manager)['limits'][0]['usage'] == 0
+    finally:
+        _system_api(keystone, 'DELETE', '/limits/%s' % made)
+
+
+def test_a_bind_into_another_project_is_checked_against_it(keystone, cloud):
+    """A bind's /project_id (2.1) moves the ARQ to that project; the move
+    was never checked against its quota."""
+    admin, nova = keystone.admin_token(), keystone.token('nova')
+    deployable = _ready_deployable(cloud, admin)
+    p1_member, p2_member = (keystone.token('p1-member'),
+                            keystone.token('p2-member'))
+    p1, p2 = keystone.ids['projects']['p1'], keystone.ids['projects']['p2']
+    as_nova = {'X-Service-Token': nova,
+               'OpenStack-API-Version': 'accelerator 2.1'}
+    arq = {'uuid': 'none yet'}
+    try:
+        held = [_create(cloud, p2_member).json()['arqs'][0]['uuid']
+                for _ in range(3)]
+        (arq,) = _create(cloud, p1_member).json()['arqs']
+        instance = str(uuid.uuid4())
+        body = {arq['uuid']: [
+            {'op': 'add', 'path': '/hostname', 'value': cloud.host},
+            {'op': 'add', 'path': '/device_rp_uuid',
+             'value': deployable['rp_uuid']},
+            {'op': 'add', 'path': '/instance_uuid', 'value': instance},
+            {'op': 'add', 'path': '/project_id', 'value': p2}]}
+        refused = _call(cloud, 'PATCH', ARQS, 403, admin, as_nova, json=body)
+        assert _fault(refused) == (
+            'Quota exceeded: class:FPGA has a limit of 3; project %s uses 3 '
+            'and asks for 1 more.' % p2)
+        shown = _call(cloud, 'GET', '%s/%s' % (ARQS, arq['uuid']), 200,
+                      admin).json()
+        assert (shown['state'], shown['project_id']) == ('Initial', p1)
+        # with room in p2, the same bind moves it there
+        _call(cloud, 'DELETE', '%s/%s' % (ARQS, held[0]), 204, p2_member)
+        _call(cloud, 'PATCH', ARQS, 202, admin, as_nova, json=body)
+        (shown,) = processes.wait_for(
+            lambda: _resolved(cloud, admin, instance), TIMEOUT,
+            what='the moved ARQ to be bound')
+        assert (shown['state'], shown['project_id']) == ('Bound', p2)
+        assert _limits(cloud, p2_member)['limits'][0]['usage'] == 3
+        assert _limits(cloud, p1_member)['limits'][0]['usage'] == 0
+    finally:
+        # NOTE(tests): a Bound ARQ is Nova's to delete.
+        requests.delete(cloud.url + ARQS, timeout=TIMEOUT,
+                        params={'arqs': arq['uuid']},
+                        headers=dict(as_nova, **{'X-Auth-Token': admin}))
+        _delete_all(cloud, p2_member)
+        _delete_all(cloud, p1_member)

@@ -101,6 +101,10 @@ class AttributesController(rest.RestController):
         deployable_id = fields.get('deployable_id')
         if deployable_id is None:
             deployable_id = _by_uuid(context, fields['deployable_uuid'])
+        elif isinstance(deployable_id, str):
+            deployable_id = (_deployable_id(deployable_id)
+                             if deployable_id.isdigit()
+                             else _by_uuid(context, deployable_id))
         created = conductor_rpcapi.for_api().create_attribute(
             context, deployable_id, fields['key'], fields['value'])
         view = attribute_types.Attribute.from_object(created)

@@ -96,12 +96,30 @@ def test_openstacksdks_wrapped_body_creates_too(api, node):
     assert 'value' in fault(resp)['faultstring']
 
 
+def test_the_deployable_as_the_openstack_cli_names_it(api, node):
+    """openstacksdk sends the deployable the user named as a string: its
+    id's digits or its uuid (both were a 400)."""
+    for index, named in enumerate((str(node['id']),
+                                   node['deployable']['uuid'])):
+        created = api.post_json(URL, {'attribute': {
+            'deployable_id': named, 'key': 'rack%d' % index,
+            'value': 'r1'}}, headers=ADMIN, status=201).json
+        assert created['deployable_id'] == node['id']
+    resp = api.post_json(URL, {'deployable_id': str(uuid.uuid4()),
+                               'key': 'rack', 'value': 'r1'},
+                         headers=ADMIN, status=400)
+    assert 'does not exist' in fault(resp)['faultstring']
+
+
 @pytest.mark.parametrize('body', [
     {},
     {'attribute': {'deployable_id': 1, 'key': 'rack', 'value': 'r1'},
      'extra': True},
     {'deployable_id': 1, 'key': 'rack'},
-    {'deployable_id': '1', 'key': 'rack', 'value': 'r1'},
+    {'deployable_id': 'rack-1', 'key': 'rack', 'value': 'r1'},
+    {'deployable_id': '0', 'key': 'rack', 'value': 'r1'},
+    {'deployable_id': '1.0', 'key': 'rack', 'value': 'r1'},
+    {'deployable_id': True, 'key': 'rack', 'value': 'r1'},
     {'deployable_id': 0, 'key': 'rack', 'value': 'r1'},
     {'deployable_id': 1, 'key': '', 'value': 'r1'},
     {'deployable_id': 1, 'key': ' rack', 'value': 'r1'},

@@ -77,7 +77,14 @@ def test_usage_counts_a_v1_attach_by_its_deployable_class(db, ctx):
                      .where(models.AcceleratorRequest.uuid == uuid)
                      .values(deployable_id=deployable.id,
                              state=states.ARQ_BOUND))
-    assert quota_usage.usage(ctx, P1) == {'FPGA': 1}
+    # NOTE(tests): an attach takes the whole deployable (Placement
+    # reserves all of it), so it holds all of its units.
+    assert deployable.num_accelerators > 1
+    assert quota_usage.usage(ctx, P1) == {
+        'FPGA': deployable.num_accelerators}
+    assert quota_usage.attach_demand(ctx, deployable.uuid) == {
+        'FPGA': deployable.num_accelerators}
+    assert quota_usage.attach_demand(ctx, uuidutils.generate_uuid()) == {}
 
 
 def test_unlimited_by_default(profiles, ctx, db):
@@ -229,3 +236,92 @@ def test_keystone_out_of_reach_is_a_503(profiles, ctx, override,
     with pytest.raises(exception.QuotaUnavailable) as caught:
         binding.create(ctx, 'fpga2', P1)
     assert 'Unable to establish connection' in caught.value.message
+
+
+# --- Binds that move ARQs to another project (2.1's /project_id) ------------
+
+
+@pytest.fixture
+def deployable(db, ctx, override):
+    override('auto_activate_new_devices', True, group='conductor')
+    inventory.apply_report(ctx, report.HostReport(
+        host='node1', devices=fake.FakeDriver().discover(
+            base.DiscoveryContext('node1'))))
+    (found,) = deployable_obj.Deployable.list(ctx)
+    return found
+
+
+def _moving(arqs, deployable, project):
+    instance = uuidutils.generate_uuid()
+    return {arq.uuid: {'hostname': 'node1',
+                       'device_rp_uuid': deployable.rp_uuid,
+                       'instance_uuid': instance, 'project_id': project}
+            for arq in arqs}
+
+
+def _arq_rows(db, arqs):
+    with db.connect() as conn:
+        return sorted(conn.execute(
+            sa.select(models.AcceleratorRequest.state,
+                      models.AcceleratorRequest.project_id,
+                      models.AcceleratorRequest.attach_handle_id)
+            .where(models.AcceleratorRequest.uuid.in_(
+                [arq.uuid for arq in arqs]))).all())
+
+
+def test_a_move_is_checked_against_the_receiving_project(
+        profiles, deployable, ctx, db, override):
+    override('limits', {'FPGA': '3'}, group='quota')
+    binding.create(ctx, 'fpga2', P2)
+    arqs = binding.create(ctx, 'fpga2', P1)
+    before = _arq_rows(db, arqs)
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        binding.start_bind(ctx, _moving(arqs, deployable, P2))
+    assert caught.value.kwargs['over'] == [
+        {'resource': 'class:FPGA', 'limit': 3, 'usage': 2, 'requested': 2}]
+    assert caught.value.kwargs['project_id'] == P2
+    # refused before anything was written: still Initial in p1, no handle
+    assert _arq_rows(db, arqs) == before == [
+        (states.ARQ_INITIAL, P1, None)] * 2
+    # a project with room takes them, and the usage moves with them
+    started, failed = binding.start_bind(ctx, _moving(arqs, deployable,
+                                                      'p3'))
+    assert (len(started), failed) == (2, [])
+    assert quota_usage.usage(ctx, 'p3') == {'FPGA': 2}
+    assert quota_usage.usage(ctx, P1) == {}
+
+
+def test_a_bind_that_moves_nothing_is_not_checked(
+        profiles, deployable, ctx, override):
+    override('limits', {'FPGA': '2'}, group='quota')
+    arqs = binding.create(ctx, 'fpga2', P1)
+    # at its limit, p1 binds its own ARQs, naming its own project
+    started, failed = binding.start_bind(ctx, _moving(arqs, deployable, P1))
+    assert (len(started), failed) == (2, [])
+
+
+def test_the_recheck_gives_back_a_move_a_concurrent_request_overtook(
+        profiles, deployable, ctx, db, override, monkeypatch):
+    override('limits', {'FPGA': '3'}, group='quota')
+    binding.create(ctx, 'fpga2', P2)
+    arqs = binding.create(ctx, 'fpga2', P1)
+    real = quota.check
+    calls = []
+
+    def check(context, project_id, demand):
+        # NOTE(tests): the first check passes, as it would have before a
+        # concurrent request took the quota; the recheck is real.
+        calls.append((project_id, dict(demand)))
+        if len(calls) > 1:
+            real(context, project_id, demand)
+
+    monkeypatch.setattr(quota, 'check', check)
+    with pytest.raises(exception.QuotaExceeded):
+        binding.start_bind(ctx, _moving(arqs, deployable, P2))
+    assert calls == [(P2, {'FPGA': 2}), (P2, {'FPGA': 0})]
+    # given back: unbound in p1 again, no handle held, p2 under its limit
+    assert _arq_rows(db, arqs) == [(states.ARQ_UNBOUND, P1, None)] * 2
+    assert quota_usage.usage(ctx, P2) == {'FPGA': 2}
+    with db.connect() as conn:
+        assert not conn.execute(sa.select(sa.func.count()).select_from(
+            models.AttachHandle).where(models.AttachHandle.in_use)).scalar()

@@ -11,8 +11,10 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import states
 from cyborg.conductor import accelerators
+from cyborg.conductor import quota
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import models
+from cyborg.db import quota_usage
 from cyborg.tests import deployments
 from cyborg.tests import fake_services
 from cyborg.tests import processes
@@ -275,3 +277,53 @@ def test_an_instance_whose_arqs_disagree_has_no_project(db, ctx):
     _nova_bound(db, None, torn, 'p2', deployable=False)
     assert accelerators.instance_projects(ctx, [agreed, torn, _new()]) == {
         agreed: 'p1', torn: None}
+
+
+# --- Quota: an attach takes its whole deployable ---------------------------
+
+
+def _units(db, acc):
+    with db.connect() as conn:
+        return conn.execute(sa.select(models.Deployable.num_accelerators)
+                            .where(models.Deployable.uuid == acc)).scalar()
+
+
+def test_an_attach_over_quota_is_refused_by_all_it_takes(acc, db, ctx,
+                                                         override):
+    units = _units(db, acc)
+    assert units > 1
+    override('limits', {'FPGA': str(units - 1)}, group='quota')
+    before = _rows(db)
+    with pytest.raises(exception.QuotaExceeded) as caught:
+        _attach(P1, acc, _new())
+    assert caught.value.kwargs['over'] == [
+        {'resource': 'class:FPGA', 'limit': units - 1, 'usage': 0,
+         'requested': units}]
+    assert _rows(db) == before
+    assert accelerators.get(ADMIN, acc)['attachments'] == []
+    override('limits', {'FPGA': str(units)}, group='quota')
+    _attach(P1, acc, _new())
+    assert quota_usage.usage(ctx, 'p1') == {'FPGA': units}
+
+
+def test_an_attach_a_concurrent_request_overtook_is_undone(
+        acc, db, override, monkeypatch):
+    units = _units(db, acc)
+    override('limits', {'FPGA': str(units - 1)}, group='quota')
+    real = quota.check
+    calls = []
+
+    def check(context, project_id, demand):
+        # NOTE(tests): the first check passes, as it would have before a
+        # concurrent request took the quota; the recheck is real.
+        calls.append(dict(demand))
+        if len(calls) > 1:
+            real(context, project_id, demand)
+
+    monkeypatch.setattr(quota, 'check', check)
+    instance = _new()
+    with pytest.raises(exception.QuotaExceeded):
+        _attach(P1, acc, instance)
+    assert calls == [{'FPGA': units}, {'FPGA': 0}]
+    assert _rows(db) == (1, 0, 0)
+    assert accelerators.get(ADMIN, acc)['attachments'] == []

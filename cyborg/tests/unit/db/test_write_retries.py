@@ -162,6 +162,13 @@ CALLS = {
     'accelerators.start_detach':
         lambda m, c, w: lambda: m.start_detach(c, w['acc']),
     'accelerators.recover': lambda m, c, w: lambda: m.recover(c, 60),
+    'arq_moves.start_bind':
+        lambda m, c, w: lambda: m.start_bind(c, {w['arq']: {
+            'hostname': 'node1', 'device_rp_uuid': w['rp'],
+            'instance_uuid': str(uuid.uuid4()), 'project_id': 'p2'}},
+            lambda *args: None, owner='ctl'),
+    'arq_moves.give_back':
+        lambda m, c, w: lambda: m.give_back(c, {w['arq']: 'p1'}),
     'arqs.create_for_attach':
         lambda m, c, w: lambda: m.create_for_attach(c, 'p1'),
     'arqs.create': lambda m, c, w: lambda: m.create(c, 'dp-1', 'p1'),
