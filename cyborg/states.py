@@ -1,4 +1,6 @@
-"""State names and the one transition table per state machine."""
+"""State names, their named groups, transition tables and the bind rule."""
+
+import collections
 
 # --- Devices ----------------------------------------------------------------
 # NOTE(states): a discovered device starts inactive (Placement reserves all
@@ -88,8 +90,50 @@ ARQ_TRANSITIONS = {
     ARQ_DELETING: set(ARQ_STATES) - {ARQ_UNBIND_FAILED},
 }
 
-# States in which Nova considers the binding settled.
+# --- Named groups of states -------------------------------------------------
+# NOTE(states): every decision that depends on more than one state reads
+# one of these groups, as Nova's vm_states and its ALLOW_* lists do; a set
+# of states written out elsewhere would be a second rule for the same
+# decision (cyborg/tests/unit/test_state_groups.py looks for one).
+
+#: Statuses a device takes new binds in. Every other one is reserved in
+#: Placement, ends a bind BindFailed and is what explain reports; see
+#: ``refuses_binds``, the one rule.
+DEVICE_TAKES_BINDS = (DEVICE_READY,)
+#: Statuses an operator's disable moves to maintaining: activating has its
+#: install step running, and a lost device has nothing to maintain.
+DEVICE_CAN_MAINTAIN = (DEVICE_READY, DEVICE_INACTIVE, DEVICE_ERROR,
+                       DEVICE_DRAINING)
+#: Statuses a device may change its partition mode from: settled and
+#: present, neither in a transition (activating, draining) nor broken or
+#: gone (error, lost).
+DEVICE_CAN_CHANGE_MODE = (DEVICE_READY, DEVICE_MAINTAINING, DEVICE_INACTIVE)
+#: Statuses an operator may attach a device's accelerator to its host in
+#: through /v1: the host, not the scheduler, gets it, so an inactive or
+#: maintained one will do; an instance attach binds, so only
+#: DEVICE_TAKES_BINDS will.
+DEVICE_ATTACHES_TO_HOST = (DEVICE_READY, DEVICE_INACTIVE, DEVICE_MAINTAINING)
+
+#: "In use" by an instance: ARQs holding a handle of their deployable for
+#: it. A drain waits for them, a scrub, a driver's disable, a mode change
+#: and another instance's image load refuse while any is left, and /v1
+#: shows them as the accelerator's attachments.
+ARQ_HOLDS_DEVICE = (ARQ_BIND_STARTED, ARQ_BOUND)
+#: ARQs whose host may hold work the agent did for them (a prepared
+#: handle, such as an mdev): an Unbound one until its release is done.
+#: Releasing the handle of one of these has the agent undo that work.
+ARQ_MAY_BE_PREPARED = (ARQ_BIND_STARTED, ARQ_BOUND, ARQ_UNBOUND)
+#: ARQs without a binding: anyone who may see them may delete them; a
+#: bound one needs Nova's service token.
+ARQ_WITHOUT_BINDING = (ARQ_INITIAL, ARQ_UNBOUND)
+
+# NOTE(states): two meanings of "resolved", two names. ARQ_RESOLVED is
+# Nova's (the API's ?bind_state=resolved): nothing more will happen to the
+# binding that Nova waits for, and an ARQ being deleted is settled too.
+# ARQ_BIND_ENDED is the conductor's: the bind finished one way or the
+# other, and its owner has still to tell Nova (ownership).
 ARQ_RESOLVED = frozenset({ARQ_BOUND, ARQ_BIND_FAILED, ARQ_DELETING})
+ARQ_BIND_ENDED = (ARQ_BOUND, ARQ_BIND_FAILED)
 
 # States a conductor moves an ARQ out of by itself once its work is done;
 # an ARQ that stays in one (cyborg-status reports it) was left behind.
@@ -105,3 +149,44 @@ CONTROLPATH_TYPES = ('PCI',)
 # --- Device types ---------------------------------------------------------
 DEVICE_TYPES = ('GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD', 'MDEV', 'PCI',
                 'NVME')
+
+
+# --- The one rule of binds --------------------------------------------------
+# NOTE(states): Placement reserves a deployable, a bind to it ends
+# BindFailed and explain reports it for the same causes, decided here
+# only; the agent, the conductor and the database layer all import this
+# module. An attach through /v1 also reserves a deployable in Placement,
+# but that is its own bind's, not a refusal (see decisions.provider).
+#: Why a deployable takes no new bind, in the order they are checked.
+REFUSED_HEALTH = 'health'
+REFUSED_DRAINING = 'draining'
+REFUSED_STATUS = 'status'
+REFUSED_CLEANING = 'cleaning'
+
+#: What ``refuses_binds`` answers: one of the REFUSED_* causes and the
+#: reason in words.
+BindRefusal = collections.namedtuple('BindRefusal', 'cause reason')
+
+
+def refuses_binds(status, health=None, cleaning=False):
+    """Why a deployable takes no new bind, or None when it takes one.
+
+    :param status: its device's status (None: not known yet).
+    :param health: its device's health; a failed one refuses even while
+        the status is still ready (an agent's fault, an operator's enable
+        of a device the next report holds again).
+    :param cleaning: it is being scrubbed for its next tenant.
+    :returns: a ``BindRefusal``, or None.
+    """
+    if health == HEALTH_FAILED:
+        return BindRefusal(REFUSED_HEALTH, 'device health failed')
+    if status == DEVICE_DRAINING:
+        return BindRefusal(REFUSED_DRAINING, 'device is draining')
+    if status not in DEVICE_TAKES_BINDS:
+        return BindRefusal(REFUSED_STATUS, 'device is %s' % (
+            status or 'of unknown status'))
+    if cleaning:
+        return BindRefusal(REFUSED_CLEANING,
+                           'deployable is being scrubbed for its next '
+                           'tenant')
+    return None

@@ -18,10 +18,11 @@ def service_trait(service):
 
 
 def device_reserved(status, fault=None):
-    """Whether the scheduler must leave all of a device alone: anything
-    but ready (inactive, activating, maintaining, error, lost) and
-    anything the driver calls unhealthy."""
-    return bool(fault) or status != states.DEVICE_READY
+    """Whether the scheduler must leave all of a device alone: whatever
+    refuses binds (``states.refuses_binds``: anything but ready, and a
+    device the driver calls unhealthy)."""
+    return states.refuses_binds(
+        status, states.HEALTH_FAILED if fault else None) is not None
 
 
 def in_use(handles_in_use=(), attached=False, held=False):
@@ -51,7 +52,8 @@ def provider(status, services=(), driver_traits=(), operator_traits=(),
         what the host or a /v1 user holds; and so is one being scrubbed
         for its next tenant (``cleaning``).
     """
-    return {'reserved': (device_reserved(status, fault) or bool(attached) or
-                         bool(cleaning)),
+    refused = states.refuses_binds(
+        status, states.HEALTH_FAILED if fault else None, bool(cleaning))
+    return {'reserved': refused is not None or bool(attached),
             'traits': traits(services, driver_traits, operator_traits),
             'in_use': in_use(handles_in_use, attached)}

@@ -8,7 +8,9 @@
 # and the first that fails is the one reported: the hardware's fit
 # (resource class, traits) before its state (health, drain, status,
 # scrub, agent) before what is left of it (capacity) before the caller's
-# own quota. Placement is read, never written. After the deployables come
+# own quota; the state checks are the one rule of binds
+# (states.refuses_binds) that Placement and the bind follow too.
+# Placement is read, never written. After the deployables come
 # the devices that have none, each with the reason its driver gave.
 
 from oslo_log import log as logging
@@ -112,6 +114,27 @@ def _quota(context, project_id, demand):
     return {}
 
 
+#: The reason explain reports for each cause of ``states.refuses_binds``.
+_REFUSED = {states.REFUSED_HEALTH: HEALTH_FAILED,
+            states.REFUSED_DRAINING: DRAINING,
+            states.REFUSED_STATUS: NOT_READY,
+            states.REFUSED_CLEANING: CLEANING}
+
+
+def _refused_detail(cause, dep):
+    """The detail of a deployable that refuses binds, in the words the API
+    has always given."""
+    if cause == states.REFUSED_HEALTH:
+        return dep['health_reason'] or 'health failed'
+    if cause == states.REFUSED_DRAINING:
+        return dep['status_reason'] or 'draining'
+    if cause == states.REFUSED_STATUS:
+        return 'its device is %s%s' % (
+            dep['status'], ': %s' % dep['status_reason']
+            if dep['status_reason'] else '')
+    return 'it is being scrubbed for its next tenant'
+
+
 def _judge(dep, resources, required, offered, readings, agents, over,
            member_of):
     """(reason, detail) of the first check the deployable fails, or
@@ -132,16 +155,10 @@ def _judge(dep, resources, required, offered, readings, agents, over,
                    if t.startswith('!') and t[1:] in traits]
         if present:
             return TRAIT_FORBIDDEN, 'it has %s' % ', '.join(present)
-    if dep['health'] == states.HEALTH_FAILED:
-        return HEALTH_FAILED, dep['health_reason'] or 'health failed'
-    if dep['status'] == states.DEVICE_DRAINING:
-        return DRAINING, dep['status_reason'] or 'draining'
-    if dep['status'] != states.DEVICE_READY:
-        return NOT_READY, 'its device is %s%s' % (
-            dep['status'], ': %s' % dep['status_reason']
-            if dep['status_reason'] else '')
-    if dep['cleaning']:
-        return CLEANING, 'it is being scrubbed for its next tenant'
+    refused = states.refuses_binds(dep['status'], dep['health'],
+                                   dep['cleaning'])
+    if refused is not None:
+        return _REFUSED[refused.cause], _refused_detail(refused.cause, dep)
     if not agents.get(dep['hostname'], False):
         return AGENT_DOWN, 'the cyborg-agent of %s does not report' % (
             dep['hostname'])

@@ -68,8 +68,6 @@ def activate(context, uuid, agent_api):
 
 
 MAINTAINING_FROM = states.MAINTAINING_FROM
-_CAN_MAINTAIN = (states.DEVICE_READY, states.DEVICE_INACTIVE,
-                 states.DEVICE_ERROR, states.DEVICE_DRAINING)
 
 
 def disable(context, uuid):
@@ -85,13 +83,13 @@ def disable(context, uuid):
     # ready, and enable returns it there.
     was = (states.DEVICE_READY if device.status == states.DEVICE_DRAINING
            else device.status)
-    if device.status not in _CAN_MAINTAIN or not _swap(
+    if device.status not in states.DEVICE_CAN_MAINTAIN or not _swap(
             context, uuid, device.status, states.DEVICE_MAINTAINING,
             MAINTAINING_FROM + was):
         current = dbapi.devices.get(context, uuid)
         raise exception.DeviceStateConflict(
             uuid=uuid, status=current.status,
-            expected=' or '.join(_CAN_MAINTAIN), action='disable')
+            expected=' or '.join(states.DEVICE_CAN_MAINTAIN), action='disable')
     LOG.info('Device %s is in maintenance', uuid)
     return dbapi.devices.get(context, uuid)
 

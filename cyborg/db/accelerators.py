@@ -29,7 +29,6 @@ SPEC_KEYS = ('remote', 'num', 'device_type', 'acc_capability')
 # NOTE(accelerators): the hardware decides these of a discovered
 # accelerator; an operator only describes its capabilities.
 _HARDWARE_KEYS = ('remote', 'num', 'device_type')
-_HELD = (states.ARQ_BIND_STARTED, states.ARQ_BOUND)
 
 
 def default_spec():
@@ -112,7 +111,7 @@ def _held_arqs(session, deployable_ids=None):
     found = {}
     if deployable_ids is not None and not deployable_ids:
         return found
-    held = models.AcceleratorRequest.state.in_(_HELD)
+    held = models.AcceleratorRequest.state.in_(states.ARQ_HOLDS_DEVICE)
     where = (models.AcceleratorRequest.deployable_id.is_not(None)
              if deployable_ids is None else
              models.AcceleratorRequest.deployable_id.in_(deployable_ids))
@@ -319,9 +318,8 @@ def _check_attachable(context, dep, uuid, kind, target, arqs):
         raise exception.Invalid(
             reason='accelerator %s is on host %s; it can only be attached '
                    'to that host' % (uuid, device.hostname))
-    usable = ((states.DEVICE_READY,) if kind == INSTANCE else
-              (states.DEVICE_READY, states.DEVICE_INACTIVE,
-               states.DEVICE_MAINTAINING))
+    usable = (states.DEVICE_TAKES_BINDS if kind == INSTANCE else
+              states.DEVICE_ATTACHES_TO_HOST)
     if device.status not in usable:
         raise exception.DeviceStateConflict(
             uuid=device.uuid, status=device.status,

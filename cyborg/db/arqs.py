@@ -12,7 +12,6 @@ from cyborg import deadline
 from cyborg import exception
 from cyborg import states
 from cyborg.db import clock
-from cyborg.db import drains
 from cyborg.db import models
 from cyborg.db import ownership
 from cyborg.db import quota_usage
@@ -22,23 +21,29 @@ from cyborg.db.session import main
 
 LOG = logging.getLogger(__name__)
 
-_UNBOUND = (states.ARQ_INITIAL, states.ARQ_UNBOUND)
-
 #: What ``finish_bind`` answers a conductor whose bind another conductor
 #: took over (and may have finished): it must leave the handle alone.
 LOST = 'lost'
 
 
-def _select():
-    """ARQs with their profile's name and their handle, in one SELECT."""
+def _query():
+    """ARQs with their profile's name and their handle, in one SELECT:
+    the one builder of every read of ARQs."""
+    # NOTE(arqs): outer joins: the ARQ of a /v1 attach has no profile, and
+    # one an inner join left out would be missing from lists and from the
+    # notifications of a delete.
     return (sa.select(models.AcceleratorRequest,
                       models.DeviceProfile.name,
                       models.AttachHandle)
             .outerjoin(models.DeviceProfile, models.DeviceProfile.id ==
                        models.AcceleratorRequest.device_profile_id)
             .outerjoin(models.AttachHandle, models.AttachHandle.id ==
-                       models.AcceleratorRequest.attach_handle_id)
-            .order_by(models.AcceleratorRequest.id))
+                       models.AcceleratorRequest.attach_handle_id))
+
+
+def _select():
+    """``_query`` in the ARQs' order of creation."""
+    return _query().order_by(models.AcceleratorRequest.id)
 
 
 def _values(row, profile_name, handle):
@@ -162,18 +167,11 @@ def list_arqs(context, project_id=None, instance_uuid=None, limit=None,
     :raises InvalidParameterValue: no ARQ (visible here) has that uuid.
     """
     model = models.AcceleratorRequest
-    query = (context.session.query(model, models.DeviceProfile.name,
-                                   models.AttachHandle)
-             .join(models.DeviceProfile,
-                   models.DeviceProfile.id == model.device_profile_id)
-             .outerjoin(models.AttachHandle,
-                        models.AttachHandle.id == model.attach_handle_id))
-    if project_id is not None:
-        query = query.filter(model.project_id == project_id)
+    query = _scoped(_query(), project_id)
     if instance_uuid is not None:
-        query = query.filter(model.instance_uuid == instance_uuid)
+        query = query.where(model.instance_uuid == instance_uuid)
     if resolved:
-        query = query.filter(model.state.in_(sorted(states.ARQ_RESOLVED)))
+        query = query.where(model.state.in_(sorted(states.ARQ_RESOLVED)))
     marker_row = None
     if marker is not None:
         marker_row = context.session.scalars(_scoped(
@@ -184,7 +182,7 @@ def list_arqs(context, project_id=None, instance_uuid=None, limit=None,
     sort_keys = [sort_key] if sort_key == 'id' else [sort_key, 'id']
     query = db_utils.paginate_query(query, model, limit, sort_keys,
                                     marker=marker_row, sort_dir=sort_dir)
-    return _all_values(query.all())
+    return _all_values(context.session.execute(query).all())
 
 
 @main.reader
@@ -224,7 +222,7 @@ def _check_transition(row, target):
 
 def _same_binding(row, binding):
     """Whether ``row`` is BindStarted or Bound with just this binding."""
-    return (row.state in (states.ARQ_BIND_STARTED, states.ARQ_BOUND) and
+    return (row.state in states.ARQ_HOLDS_DEVICE and
             row.instance_uuid == binding['instance_uuid'] and
             row.hostname == binding['hostname'] and
             row.device_rp_uuid == binding['device_rp_uuid'])
@@ -265,8 +263,7 @@ def _release(session, row, released=None, keep=False):
         return False
     handle = session.get(models.AttachHandle, row.attach_handle_id)
     prepared = []
-    if released is not None and row.state in (
-            states.ARQ_BIND_STARTED, states.ARQ_BOUND, states.ARQ_UNBOUND):
+    if released is not None and row.state in states.ARQ_MAY_BE_PREPARED:
         prepared = ownership.prepared(handle.deployable, handle, row.uuid)
         released.extend(prepared)
     if keep and prepared:
@@ -336,8 +333,8 @@ def start_bind(context, bindings, project_id=None, owner=None):
 
 def _bind_row(session, row, binding, deployable, owner=None):
     """Record the binding on the ARQ and take a handle; False (and
-    BindFailed) when the deployable has none free or its device takes no
-    new bind (draining, error)."""
+    BindFailed) when the deployable has none free or refuses binds
+    (``states.refuses_binds``)."""
     row.hostname = binding['hostname']
     row.device_rp_uuid = binding['device_rp_uuid']
     row.instance_uuid = binding['instance_uuid']
@@ -345,14 +342,12 @@ def _bind_row(session, row, binding, deployable, owner=None):
         row.project_id = binding['project_id']
     row.deployable_id = deployable.id
     row.updated_at = clock.now(session)
-    status = deployable.device.status
-    if drains.refuses_binds(status) or scrubs.refuses_binds(deployable):
+    refused = _refusal(deployable)
+    if refused is not None:
         # NOTE(arqs): Placement reserves such a device, but an allocation
         # made before that may still come; the instance goes elsewhere.
-        LOG.warning('Bind of ARQ %s failed on %s: %s takes no new bind '
-                    '(device %s%s)', row.uuid, row.hostname, deployable.name,
-                    status,
-                    ', cleaning' if scrubs.refuses_binds(deployable) else '')
+        LOG.warning('Bind of ARQ %s failed on %s: %s takes no new bind: %s',
+                    row.uuid, row.hostname, deployable.name, refused.reason)
         row.state = states.ARQ_BIND_FAILED
         row.owner, row.taken_at = owner, row.updated_at
         return False
@@ -368,6 +363,14 @@ def _bind_row(session, row, binding, deployable, owner=None):
     row.state = states.ARQ_BIND_STARTED
     row.owner, row.taken_at = owner, row.updated_at
     return True
+
+
+def _refusal(deployable):
+    """Why ``deployable`` (a row, its device loaded) takes no new bind
+    (a ``states.BindRefusal``), or None."""
+    device = deployable.device
+    return states.refuses_binds(device.status, device.health,
+                                deployable.cleaning_since is not None)
 
 
 @session.retry_on_conflict
@@ -420,7 +423,7 @@ def finish_bind(context, uuid, ok, owner=None):
     if row is None:
         return None
     if owner is not None and (
-            row.state in (states.ARQ_BOUND, states.ARQ_BIND_FAILED) or
+            row.state in states.ARQ_BIND_ENDED or
             row.state == states.ARQ_BIND_STARTED and row.owner != owner):
         return LOST
     if row.state != states.ARQ_BIND_STARTED:
@@ -485,7 +488,7 @@ def delete(context, uuids=None, instance_uuid=None, project_id=None,
             .where(models.AcceleratorRequest.instance_uuid == instance_uuid)
             .with_for_update(), project_id)).all()
     for row in rows:
-        if not bound_ok and row.state not in _UNBOUND:
+        if not bound_ok and row.state not in states.ARQ_WITHOUT_BINDING:
             raise exception.BoundARQNeedsServiceToken(uuid=row.uuid,
                                                       state=row.state)
     released = []

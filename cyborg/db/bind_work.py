@@ -72,8 +72,7 @@ def others(context, uuid):
     return context.session.scalar(
         sa.select(sa.func.count()).select_from(models.AcceleratorRequest)
         .where(models.AcceleratorRequest.deployable_id == row.deployable_id,
-               models.AcceleratorRequest.state.in_(
-                   (states.ARQ_BIND_STARTED, states.ARQ_BOUND)),
+               models.AcceleratorRequest.state.in_(states.ARQ_HOLDS_DEVICE),
                models.AcceleratorRequest.instance_uuid != row.instance_uuid))
 
 

@@ -203,8 +203,7 @@ def affected_arqs(context, device_ids, projects=None):
             sa.select(dep.device_id, arq.uuid, arq.project_id)
             .join(dep, arq.deployable_id == dep.id)
             .where(dep.device_id.in_(sorted(set(device_ids))),
-                   arq.state.in_((states.ARQ_BOUND,
-                                  states.ARQ_BIND_STARTED)))
+                   arq.state.in_(states.ARQ_HOLDS_DEVICE))
             .order_by(arq.uuid)):
         found.setdefault(device_id, []).append(uuid)
         if projects is not None:

@@ -9,9 +9,6 @@ from cyborg.db import models
 from cyborg.db import session
 from cyborg.db.session import main
 
-#: ARQ states that hold a device's handle for an instance.
-BOUND = (states.ARQ_BIND_STARTED, states.ARQ_BOUND)
-
 
 def _bound(session, device_ids):
     """``{device id: ARQs bound to it}`` of those with any."""
@@ -22,7 +19,7 @@ def _bound(session, device_ids):
         sa.select(dep.device_id, sa.func.count(arq.id))
         .join(dep, arq.deployable_id == dep.id)
         .where(dep.device_id.in_(sorted(device_ids)),
-               arq.state.in_(BOUND))
+               arq.state.in_(states.ARQ_HOLDS_DEVICE))
         .group_by(dep.device_id)).all())
 
 
@@ -105,8 +102,3 @@ def settle(context):
             if swapped and not count:
                 done.append((row.uuid, row.hostname))
     return done
-
-
-def refuses_binds(status):
-    """Whether a device in ``status`` takes no new bind."""
-    return status in (states.DEVICE_DRAINING, states.DEVICE_ERROR)

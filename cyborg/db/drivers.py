@@ -95,7 +95,7 @@ def bindings_of(context, host, driver_name):
         .where(models.Device.hostname == host,
                models.Device.driver_name == driver_name,
                models.AcceleratorRequest.state.in_(
-                   (states.ARQ_BIND_STARTED, states.ARQ_BOUND)))).all()
+                   states.ARQ_HOLDS_DEVICE))).all()
     attached = session.execute(
         sa.select(models.Deployable.name, models.Accelerator.attached_to)
         .join(models.Device, models.Device.id == models.Deployable.device_id)

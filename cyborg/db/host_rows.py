@@ -252,6 +252,7 @@ def state(key, device):
             operator_traits=traits.get(dep.name, ()),
             attached=dep.name in taken,
             handles_in_use=[h.in_use for h in _loaded(dep, 'attach_handles')],
+            fault=device.health == states.HEALTH_FAILED,
             cleaning=getattr(dep, 'cleaning_since', None) is not None)
         for dep in device.deployables}
     return found

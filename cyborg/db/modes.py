@@ -7,16 +7,12 @@ import sqlalchemy as sa
 from cyborg import exception
 from cyborg import states
 from cyborg.db import clock
-from cyborg.db import drains
 from cyborg.db import models
 from cyborg.db import session
 from cyborg.db.session import main
 
 #: How the reason of a device changing its mode begins.
 CHANGING = 'changing mode to '
-#: Statuses a device may change its mode from.
-_FROM = (states.DEVICE_READY, states.DEVICE_MAINTAINING,
-         states.DEVICE_INACTIVE)
 
 
 def reason_for(mode, status):
@@ -52,14 +48,16 @@ def start(context, uuid, mode):
             uuid=uuid, mode=mode, modes=', '.join(modes) or 'none')
     if device.mode == mode:
         return device, None
-    if device.status not in _FROM:
+    if device.status not in states.DEVICE_CAN_CHANGE_MODE:
         raise exception.DeviceStateConflict(
             uuid=uuid, status=device.status,
-            expected=' or '.join(_FROM), action='change the mode of')
+            expected=' or '.join(states.DEVICE_CAN_CHANGE_MODE),
+            action='change the mode of')
     arq, dep = models.AcceleratorRequest, models.Deployable
     bound = sorted(session.scalars(
         sa.select(arq.uuid).join(dep, arq.deployable_id == dep.id)
-        .where(dep.device_id == device.id, arq.state.in_(drains.BOUND))))
+        .where(dep.device_id == device.id,
+               arq.state.in_(states.ARQ_HOLDS_DEVICE))))
     if bound:
         raise exception.DeviceModeInUse(uuid=uuid, arqs=', '.join(bound))
     cleaning = session.scalars(

@@ -12,9 +12,6 @@ from cyborg.db.session import main
 
 _ARQ = models.AcceleratorRequest
 
-#: Bound or failed binds whose owner has still to tell Nova.
-_RESOLVED = (states.ARQ_BOUND, states.ARQ_BIND_FAILED)
-
 #: ARQs with work in flight: a bind, an unbind whose handle is still to
 #: be released on its host (the ARQ keeps the handle until then), or a
 #: resolved bind whose event Nova has not been sent (the owner stays
@@ -22,7 +19,7 @@ _RESOLVED = (states.ARQ_BOUND, states.ARQ_BIND_FAILED)
 _PENDING = sa.or_(_ARQ.state == states.ARQ_BIND_STARTED,
                   sa.and_(_ARQ.state == states.ARQ_UNBOUND,
                           _ARQ.attach_handle_id.is_not(None)),
-                  sa.and_(_ARQ.state.in_(_RESOLVED),
+                  sa.and_(_ARQ.state.in_(states.ARQ_BIND_ENDED),
                           _ARQ.owner.is_not(None)))
 
 
@@ -169,7 +166,7 @@ def resolved(context, uuids, owner):
     rows = context.session.execute(
         sa.select(_ARQ.uuid, _ARQ.instance_uuid, _ARQ.state)
         .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
-               _ARQ.state.in_(_RESOLVED))).all()
+               _ARQ.state.in_(states.ARQ_BIND_ENDED))).all()
     return {uuid: (instance, state) for uuid, instance, state in rows}
 
 
@@ -183,7 +180,7 @@ def told(context, uuids, owner):
     context.session.execute(
         sa.update(_ARQ)
         .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
-               _ARQ.state.in_(_RESOLVED))
+               _ARQ.state.in_(states.ARQ_BIND_ENDED))
         .values(owner=None, taken_at=None, updated_at=clock.utc_now())
         .execution_options(synchronize_session=False))
 
@@ -198,6 +195,6 @@ def retry_later(context, uuids, owner):
     context.session.execute(
         sa.update(_ARQ)
         .where(_ARQ.uuid.in_(sorted(uuids)), _ARQ.owner == owner,
-               _ARQ.state.in_(_RESOLVED))
+               _ARQ.state.in_(states.ARQ_BIND_ENDED))
         .values(taken_at=clock.utc_now(), updated_at=clock.utc_now())
         .execution_options(synchronize_session=False))

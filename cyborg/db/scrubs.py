@@ -12,9 +12,6 @@ from cyborg.db import services as service_queries
 from cyborg.db import session as db_session
 from cyborg.db.session import main
 
-#: ARQ states that hold a deployable for an instance.
-BOUND = (states.ARQ_BIND_STARTED, states.ARQ_BOUND)
-
 
 def _now(session):
     # NOTE(scrubs): whole seconds, as MySQL's DATETIME keeps them: a claim
@@ -35,8 +32,8 @@ def mark(session, deployable_ids):
     session.flush()
     dep, dev, svc = models.Deployable, models.Device, models.Service
     arq = models.AcceleratorRequest
-    busy = sa.select(arq.deployable_id).where(arq.deployable_id.in_(ids),
-                                             arq.state.in_(BOUND))
+    busy = sa.select(arq.deployable_id).where(
+        arq.deployable_id.in_(ids), arq.state.in_(states.ARQ_HOLDS_DEVICE))
     rows = session.execute(
         sa.select(dep.id, dev.driver_name, svc.scrubbing_drivers)
         .join(dev, dep.device_id == dev.id)
@@ -138,8 +135,3 @@ def fail(context, job, reason):
     return device_health.Change(device.uuid, device.hostname, old_health,
                                 device.health, reason, old_status,
                                 device.status)
-
-
-def refuses_binds(deployable):
-    """Whether ``deployable`` (a row) is being scrubbed."""
-    return deployable.cleaning_since is not None

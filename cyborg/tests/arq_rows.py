@@ -25,6 +25,14 @@ def initial(db, count):
     return uuids
 
 
+def ready(db):
+    """Make every device ready: a bind to one in any other status fails
+    (states.refuses_binds)."""
+    with db.begin() as conn:
+        conn.execute(sa.update(models.Device).values(
+            status=states.DEVICE_READY, status_reason=None))
+
+
 def bind(ctx, db, uuids, host='node1'):
     """Start binding ``uuids``, each to an instance of its own, on the
     first deployable's provider; ``start_bind``'s answer."""

@@ -12,6 +12,7 @@ from cyborg import policy
 from cyborg import states
 from cyborg.conductor import binding
 from cyborg.db import api as dbapi
+from cyborg.tests import arq_rows
 from cyborg.tests import fake_services
 from cyborg.tests import processes
 from cyborg.tests.unit.api.conftest import ADMIN
@@ -30,11 +31,13 @@ NOVA = dict(MEMBER, **{'X-Service-Roles': 'service'})
 
 
 @pytest.fixture
-def node(stack, api, override):
-    """An agent with one fake FPGA (16 handles) and a profile using it."""
+def node(stack, api, override, db):
+    """An agent with one fake FPGA (16 handles), ready, and a profile
+    using it."""
     override('accelerators_per_device', 16, group='fake_driver')
     agent = stack('node1')
     agent.report()
+    arq_rows.ready(db)
     (deployable,) = dbapi.deployables.list(cyborg_context.get_admin_context())
     api.post_json('/v2/device_profiles', [
         {'name': 'two', 'groups': [{'resources:FPGA': '2'}]},

@@ -10,6 +10,7 @@ from cyborg import context as cyborg_context
 from cyborg import states
 from cyborg.conf import gpu
 from cyborg.db import api as dbapi
+from cyborg.tests import arq_rows
 from cyborg.tests import fake_services
 from cyborg.tests.fixtures import gpu_fpga_hosts as cards
 from cyborg.tests.fixtures import mixed_host
@@ -29,8 +30,9 @@ PAC = '0000:86:00.0'
 
 
 @pytest.fixture
-def host(stack, api, override, tmp_path):
-    """The mixed host's agent (vGPU, PAC with fpgaconf, ...) and Glance."""
+def host(stack, api, override, tmp_path, db):
+    """The mixed host's agent (vGPU, PAC with fpgaconf, ...), its devices
+    ready, and Glance."""
     root = pci_hosts.copy_host(HOST, tmp_path / 'sys')
     override('sysfs_root', root, group='agent')
     for group, values in mixed_host.AGENT_OPTIONS.items():
@@ -49,6 +51,7 @@ def host(stack, api, override, tmp_path):
             fake_services.serving(override) as glance:
         agent = stack(HOST)
         agent.report()
+        arq_rows.ready(db)
         deployables = dbapi.deployables.list(
             cyborg_context.get_admin_context())
         yield {'root': root, 'glance': glance, 'fpgaconf': record,

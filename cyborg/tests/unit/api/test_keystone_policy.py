@@ -16,6 +16,7 @@ from cyborg import policies
 from cyborg import policy
 from cyborg import states
 from cyborg.api import app as api_app
+from cyborg.tests import arq_rows
 from cyborg.tests import processes
 from cyborg.tests.unit.api.conftest import fault
 
@@ -299,11 +300,12 @@ def test_profiles_delete(app, profile, persona, project):
 
 
 @pytest.fixture
-def node(app, stack, override):
-    """An agent with a fake FPGA of 16 handles, a profile asking for two;
-    the resource provider's uuid."""
+def node(app, stack, override, db):
+    """An agent with a fake FPGA of 16 handles, ready, a profile asking for
+    two; the resource provider's uuid."""
     override('accelerators_per_device', 16, group='fake_driver')
     stack('node1').report()
+    arq_rows.ready(db)
     (deployable,) = app.get('/v2/deployables',
                             headers=auth('admin')).json['deployables']
     app.post_json(PROFILES, [{'name': 'two', 'groups': [

@@ -10,6 +10,7 @@ from cyborg import states
 from cyborg.agent import manager as agent_manager
 from cyborg.conductor import manager as conductor_manager
 from cyborg.db import api as dbapi
+from cyborg.tests import arq_rows
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.test_arqs import MEMBER
 from cyborg.tests.unit.api.test_arqs import NOVA
@@ -38,10 +39,11 @@ def pinned(monkeypatch, override):
 
 
 @pytest.fixture
-def node(pinned, stack, api, override):
+def node(pinned, stack, api, override, db):
     override('accelerators_per_device', 16, group='fake_driver')
     agent = stack('node1')
     agent.report()
+    arq_rows.ready(db)
     (deployable,) = dbapi.deployables.list(cyborg_context.get_admin_context())
     api.post_json('/v2/device_profiles', [
         {'name': 'two', 'groups': [{'resources:FPGA': '2'}]},

@@ -18,6 +18,7 @@ from cyborg.conductor import takeover
 from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.objects import service as service_obj
+from cyborg.tests import arq_rows
 from cyborg.tests import skewed_clock
 
 
@@ -28,9 +29,10 @@ def _no_periodic_takeover(override):
 
 
 @pytest.fixture
-def deployable(stack, override, ctx):
+def deployable(stack, override, ctx, db):
     override('accelerators_per_device', 4, group='fake_driver')
     stack('node1').report()
+    arq_rows.ready(db)
     (dep,) = dbapi.deployables.list(ctx)
     return dep.uuid
 

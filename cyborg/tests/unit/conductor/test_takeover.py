@@ -16,6 +16,7 @@ from cyborg.conductor import takeover
 from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.db import ownership
+from cyborg.tests import arq_rows
 
 
 @pytest.fixture(autouse=True)
@@ -26,10 +27,12 @@ def _no_periodic_takeover(override):
 
 
 @pytest.fixture
-def deployable(stack, override, ctx):
-    """The uuid of a fake FPGA deployable whose handles are mdevs."""
+def deployable(stack, override, ctx, db):
+    """The uuid of a fake FPGA deployable whose handles are mdevs, on a
+    ready device."""
     override('accelerators_per_device', 4, group='fake_driver')
     stack('node1').report()
+    arq_rows.ready(db)
     (dep,) = dbapi.deployables.list(ctx)
     return dep.uuid
 

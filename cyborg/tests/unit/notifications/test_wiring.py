@@ -15,6 +15,7 @@ from cyborg.conductor import hostwork
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.db import api as dbapi
+from cyborg.tests import arq_rows
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import version_header
 from cyborg.tests.unit.api.test_arqs import MEMBER
@@ -101,7 +102,8 @@ def test_driver_operations_have_start_and_end_or_error(node, stack_notes,
                      stack_notes('accelerator.device.create')}
 
 
-def test_arq_lifecycle(node, stack_notes, api):
+def test_arq_lifecycle(node, stack_notes, api, db):
+    arq_rows.ready(db)
     (deployable,) = dbapi.deployables.list(
         cyborg_context.get_admin_context())
     arqs = api.post_json(URL, {'device_profile_name': 'two'},
@@ -148,7 +150,9 @@ def test_arq_lifecycle(node, stack_notes, api):
             order.index(('accelerator.arq.delete', first)))
 
 
-def test_a_bind_without_a_free_handle_is_an_error(node, stack_notes, api):
+def test_a_bind_without_a_free_handle_is_an_error(node, stack_notes, api,
+                                                  db):
+    arq_rows.ready(db)
     (deployable,) = dbapi.deployables.list(
         cyborg_context.get_admin_context())
     instance = str(uuid.uuid4())
