@@ -110,6 +110,29 @@ class Deployment:
         (device,) = resp.json()['devices']
         return device
 
+    def activate_devices(self):
+        """Activate every device that is not ready yet, as an operator
+        does before the scheduler (or a bind) may use it, and wait until
+        each is ready."""
+        headers = dict(self.headers(),
+                       **{'OpenStack-API-Version': 'accelerator 2.4'})
+
+        def devices():
+            resp = requests.get(self.url + '/v2/devices', headers=headers,
+                                timeout=TIMEOUT)
+            assert resp.status_code == 200, resp.text
+            return resp.json()['devices']
+
+        for device in devices():
+            if device['status'] in ('inactive', 'error'):
+                resp = requests.post(
+                    '%s/v2/devices/%s/activate' % (self.url, device['uuid']),
+                    headers=headers, timeout=TIMEOUT)
+                assert resp.status_code == 200, resp.text
+        processes.wait_for(
+            lambda: all(d['status'] == 'ready' for d in devices()), TIMEOUT,
+            interval=0.1, what='every device to be ready')
+
     def wait_ready(self):
         """Wait until every deployable has its provider in Placement."""
         def ready():

@@ -76,6 +76,9 @@ class AllInOne:
             'api': {'port': port, 'workers': self.workers},
             'embedded_placement': {'port': processes.free_port()},
             'agent': {'report_interval': 3600},
+            # NOTE(bench): binds take ready devices only; an operator
+            # activates new ones, here the conductor does at discovery.
+            'conductor': {'auto_activate_new_devices': True},
             'fake_driver': {'device_count': self.devices,
                             'accelerators_per_device': self.per_device},
         })
@@ -111,9 +114,15 @@ class AllInOne:
         return server_errors(self.proc.log())
 
     def _devices_listed(self):
-        resp = requests.get(self.url + '/v2/devices', timeout=30)
-        return resp.status_code == 200 and \
-            len(resp.json()['devices']) == self.devices
+        """Every device is listed, and ready (activated at discovery)."""
+        resp = requests.get(self.url + '/v2/devices', timeout=30,
+                            headers={'OpenStack-API-Version':
+                                     'accelerator 2.4'})
+        if resp.status_code != 200:
+            return False
+        found = resp.json()['devices']
+        return len(found) == self.devices and all(
+            device['status'] == 'ready' for device in found)
 
     def _placement_synced(self):
         path = os.path.join(self.state, PROVIDERS_FILE)

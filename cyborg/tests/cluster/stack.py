@@ -130,8 +130,12 @@ class ClusterStack:
                   'placement': placement}
         files = {}
         for index in range(1, self.conductor_count + 1):
+            # NOTE(tests): a bind takes a ready device only; the agents'
+            # new devices are activated at discovery, as an operator of a
+            # test cluster would want.
             files['conductor-%d' % index] = {
                 'DEFAULT': {'host': 'ctl-%d' % index},
+                'conductor': {'auto_activate_new_devices': True},
                 'database': {'connection': self.db_url}}
         for index, port in enumerate(self.api_ports, 1):
             files['api-%d' % index] = {

@@ -348,6 +348,8 @@ def test_device_profile_explain_shows_the_api_answer(cli, target, profile):
 
 
 def test_arq_bind_unbind_delete(cli, target, profile, nova):
+    # NOTE(tests): a bind takes a ready device only.
+    target.activate_devices()
     # NOTE(tests): made as Nova makes it, so that binding is tested apart
     # from the CLI's create.
     made = _api(target, 'POST', '/accelerator_requests',

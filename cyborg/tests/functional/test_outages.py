@@ -52,8 +52,10 @@ def cloud(tmp_path_factory, nova):
     sections = {
         'api': {'rpc_timeout': RPC_TIMEOUT,
                 'rpc_call_monitor_timeout': CALL_MONITOR},
+        # NOTE(tests): binds take ready devices only.
         'conductor': {'heartbeat_interval': 1,
-                      'takeover_after': TAKEOVER_AFTER},
+                      'takeover_after': TAKEOVER_AFTER,
+                      'auto_activate_new_devices': True},
         'fake_driver': {'prepare_delay': PREPARE_DELAY,
                         'attach_type': 'MDEV'},
         'nova': nova.section(),

@@ -18,6 +18,7 @@ from cyborg.drivers import fake
 from cyborg.drivers import report
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device_profile as profile_obj
+from cyborg.tests import arq_rows
 
 P1 = 'p1'
 P2 = 'p2'
@@ -242,11 +243,11 @@ def test_keystone_out_of_reach_is_a_503(profiles, ctx, override,
 
 
 @pytest.fixture
-def deployable(db, ctx, override):
-    override('auto_activate_new_devices', True, group='conductor')
+def deployable(db, ctx):
     inventory.apply_report(ctx, report.HostReport(
         host='node1', devices=fake.FakeDriver().discover(
             base.DiscoveryContext('node1'))))
+    arq_rows.ready(db)
     (found,) = deployable_obj.Deployable.list(ctx)
     return found
 
