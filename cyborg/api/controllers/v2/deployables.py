@@ -127,8 +127,9 @@ class DeployablesController(rest.RestController):
         if uuid is None:
             pecan.abort(405)
         if action != 'program':
-            raise exception.NotFound('No such action: PATCH '
-                                     '/v2/deployables/{uuid}/%s' % action)
+            raise exception.RouteNotFound('No such action: PATCH '
+                                          '/v2/deployables/{uuid}/%s'
+                                          % action)
         if not uuidutils.is_uuid_like(uuid):
             raise exception.DeployableNotFound(uuid=uuid)
         context = pecan.request.context

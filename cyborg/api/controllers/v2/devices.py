@@ -94,7 +94,7 @@ class DevicesController(rest.RestController):
         if part == 'metrics':
             return self._metrics(context, uuid)
         if part is not None:
-            raise exception.NotFound(
+            raise exception.RouteNotFound(
                 'No such resource: GET /v2/devices/{uuid}/%s' % part)
         policy.authorize('cyborg:device:get_one', None, context)
         device = device_obj.Device.get(context, uuid)
@@ -122,7 +122,7 @@ class DevicesController(rest.RestController):
         call = getattr(self, '_%s' % action, None) if action in (
             ACTIONS) else None
         if call is None:
-            raise exception.NotFound(
+            raise exception.RouteNotFound(
                 'No such action: POST /v2/devices/{uuid}/%s' % action)
         return call(pecan.request.context, _checked(uuid))
 
