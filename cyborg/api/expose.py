@@ -68,7 +68,7 @@ def expose(return_type=None, *arg_types, body=None, schema=None, path=None,
             if len(segments) < required:
                 # NOTE(expose): a collection's URL with the method of one
                 # of its items (PATCH /v2/drivers).
-                pecan.abort(405)
+                raise exception.MethodNotAllowed()
             kwargs = _query_args(funcdef, query_names)
             if body_arg is not None:
                 kwargs[body_arg.name] = _body(body_arg, schema,

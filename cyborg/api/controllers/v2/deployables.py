@@ -125,7 +125,7 @@ class DeployablesController(rest.RestController):
         "value": [{"image_uuid": ...}]}]``; 200 with the deployable once
         the agent has loaded the image."""
         if uuid is None:
-            pecan.abort(405)
+            raise exception.MethodNotAllowed()
         if action != 'program':
             raise exception.RouteNotFound('No such action: PATCH '
                                           '/v2/deployables/{uuid}/%s'

@@ -118,7 +118,7 @@ class DevicesController(rest.RestController):
         """``POST /v2/devices/{uuid}/<action>``: enable, disable, (2.4)
         activate, (2.6) drain and (2.9) mode."""
         if uuid is None:
-            pecan.abort(405)
+            raise exception.MethodNotAllowed()
         call = getattr(self, '_%s' % action, None) if action in (
             ACTIONS) else None
         if call is None:
