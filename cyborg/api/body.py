@@ -83,7 +83,7 @@ def _check_strings(document, what):
     for where, text in _strings(document):
         reason = _unstorable(text)
         if reason is not None:
-            raise exception.Invalid(
+            raise exception.UnstorableText(
                 reason='%s %s holds %s, which cannot be stored' %
                        (what, where, reason))
 
@@ -126,11 +126,11 @@ def check(environ):
     try:
         document = json.loads(body.decode('utf-8'))
     except (ValueError, RecursionError) as exc:
-        raise exception.Invalid(
+        raise exception.MalformedBody(
             reason='the body is not JSON: %s' % str(exc)[:200]) from None
     if _depth(document) > MAX_DEPTH:
-        raise exception.Invalid(reason='the body nests more than %d levels'
-                                       % MAX_DEPTH)
+        raise exception.MalformedBody(
+            reason='the body nests more than %d levels' % MAX_DEPTH)
     _check_strings(document, 'field')
 
 

@@ -5,12 +5,15 @@ Clients (python-cyborgclient, Nova) parse ``{"error_message": "<s>"}`` where
 and ``debuginfo``. Handlers, hooks and the other middleware raise; only
 ``FaultMiddleware`` turns an exception, or an error response another layer
 wrote (keystonemiddleware's 401, the size limit's 413, pecan's 404 and
-405), into that envelope.
+405), into that envelope. From microversion 2.12 on /v2 the fault also holds
+``code``, the stable name of the error (``cyborg.device.not_found``), which
+the exception class states (see cyborg/exception.py).
 """
 
 import json
 
 from kombu import exceptions as kombu_exceptions
+import microversion_parse
 from oslo_log import log as logging
 import oslo_messaging as messaging
 import webob
@@ -18,6 +21,7 @@ import webob.exc
 import wsme.exc
 
 from cyborg import exception
+from cyborg.api import microversion
 
 LOG = logging.getLogger(__name__)
 
@@ -36,19 +40,37 @@ STATUS_BY_FAMILY = (
     (exception.NotAuthorized, 401),
     (exception.Forbidden, 403),
     (exception.NotFound, 404),
+    (exception.MethodNotAllowed, 405),
     (exception.NotAcceptable, 406),
     (exception.Conflict, 409),
+    (exception.BodyTooLarge, 413),
     (exception.UnsupportedMediaType, 415),
     (exception.Locked, 423),
     (exception.ServiceUnavailable, 503),
 )
 
-# NOTE(errors): webob's generic explanation of these says nothing useful.
-_BETTER_MESSAGES = {
-    405: 'The method is not allowed for this resource.',
-    406: 'The requested content type is not available; this API speaks '
-         'application/json only.',
+#: The microversion from which error bodies carry a code.
+CODES_SINCE = microversion_parse.parse_version_string('2.12')
+
+# NOTE(errors): what a bare status from another layer stands for (pecan's
+# 404 of an unknown route, its 405 and 406, keystonemiddleware's 401, the
+# size limit's 413, WSME's 400), for its code.
+_BARE_ERRORS = {
+    400: exception.Invalid,
+    401: exception.NotAuthorized,
+    403: exception.Forbidden,
+    404: exception.RouteNotFound,
+    405: exception.MethodNotAllowed,
+    406: exception.ContentNotAcceptable,
+    409: exception.Conflict,
+    413: exception.BodyTooLarge,
+    415: exception.UnsupportedMediaType,
+    503: exception.ServiceUnavailable,
 }
+
+# NOTE(errors): webob's generic explanation of these says nothing useful.
+_BETTER_MESSAGES = {status: _BARE_ERRORS[status].msg_fmt
+                    for status in (405, 406)}
 
 
 def status_for(exc):
@@ -63,8 +85,13 @@ def fault_code(status):
     return 'Client' if status < 500 else 'Server'
 
 
+def code_for_status(status):
+    """The code of an error known only by its status; a 500 has none."""
+    return _BARE_ERRORS.get(status, exception.CyborgException).code
+
+
 def describe(exc):
-    """(status, message safe to show) for an exception being handled.
+    """(status, message safe to show, code) for an exception being handled.
 
     Call it from an ``except`` block: a server-side failure is logged here
     with its traceback, and never described to the client.
@@ -73,7 +100,7 @@ def describe(exc):
         # NOTE(errors): the conductor is down or overloaded; the client may
         # retry, so this is not a bug (500) but unavailability (503).
         LOG.warning('No answer from the conductor: %s', exc)
-        exc = exception.ServiceUnavailable(
+        exc = exception.ConductorUnavailable(
             reason='the conductor did not answer in time')
     elif isinstance(exc, (messaging.MessageDeliveryFailure,
                           messaging.MessageUndeliverable,
@@ -84,18 +111,21 @@ def describe(exc):
         # kombu's OperationalError (connection refused) out of a call
         # that needs a new connection from its pool.
         LOG.warning('The conductor could not be reached: %s', exc)
-        exc = exception.ServiceUnavailable(
+        exc = exception.ConductorUnavailable(
             reason='the conductor could not be reached')
     if isinstance(exc, exception.CyborgException):
         status = status_for(exc)
         if status < 500 or status == 503:
-            return status, exc.message
+            return status, exc.message, exc.code
     elif isinstance(exc, wsme.exc.ClientSideError):
-        return exc.code, exc.faultstring
+        return exc.code, exc.faultstring, code_for_status(exc.code)
     elif isinstance(exc, webob.exc.WSGIHTTPException) and exc.code < 500:
-        return exc.code, exc.detail or http_message(exc.code)
+        return (exc.code, exc.detail or http_message(exc.code),
+                code_for_status(exc.code))
     LOG.exception('Unexpected error while handling the request: %s', exc)
-    return 500, GENERIC_MESSAGE
+    # NOTE(errors): the code of an unexpected error would say what the
+    # message hides.
+    return 500, GENERIC_MESSAGE, code_for_status(500)
 
 
 def http_message(status):
@@ -106,19 +136,38 @@ def http_message(status):
     return known.explanation if known else 'HTTP error %s.' % status
 
 
-def envelope(status, message):
-    """The error body as bytes."""
+def envelope(status, message, code=None):
+    """The error body as bytes; ``code`` only where the request's version
+    shows codes (None keeps the body of older microversions exactly)."""
     fault = {'faultcode': fault_code(status), 'faultstring': message,
              'debuginfo': None}
+    if code is not None:
+        fault['code'] = code
     return json.dumps({'error_message': json.dumps(fault)}).encode('utf-8')
 
 
-def error_response(exc):
+def shows_codes(environ, versioned):
+    """Whether the error body of this request carries a code.
+
+    Only /v2 at 2.12 or later does. A request refused before its version
+    was negotiated (401, 413, a bad body or header) is judged by the
+    version it asked for; a header that cannot be read asks for none
+    below 2.12.
+    """
+    if not versioned:
+        return False
+    version = environ.get(microversion.ENVIRON_KEY)
+    if version is None:
+        version = microversion.requested(webob.Request(environ).headers)
+    return version is None or version >= CODES_SINCE
+
+
+def error_response(exc, with_code=False):
     """A webob response in the envelope for an exception being handled."""
-    status, message = describe(exc)
+    status, message, code = describe(exc)
     response = webob.Response(status=status, content_type=JSON,
                               charset=None)
-    response.body = envelope(status, message)
+    response.body = envelope(status, message, code if with_code else None)
     return response
 
 
@@ -158,7 +207,7 @@ def _is_envelope(body):
         return False
 
 
-def rewrap(response):
+def rewrap(response, with_code=False):
     """Put an error response some other layer produced into the envelope."""
     status = response.status_int
     body = response.body or b''
@@ -182,7 +231,8 @@ def rewrap(response):
     response.content_type = JSON
     response.charset = None
     response.content_encoding = None
-    response.body = envelope(status, str(message))
+    code = code_for_status(status) if with_code else None
+    response.body = envelope(status, str(message), code)
     return response
 
 
@@ -194,10 +244,13 @@ class FaultMiddleware:
 
     def __call__(self, environ, start_response):
         request = webob.Request(environ)
+        # NOTE(errors): read before the app runs, which may route on it.
+        versioned = microversion.is_versioned(environ.get('PATH_INFO', ''))
         try:
             response = request.get_response(self.application)
         except Exception as exc:
-            response = error_response(exc)
+            response = error_response(exc, shows_codes(environ, versioned))
         if response.status_int >= 400:
-            response = _retry_after(rewrap(response))
+            response = _retry_after(
+                rewrap(response, shows_codes(environ, versioned)))
         return response(environ, start_response)

@@ -64,11 +64,11 @@ def expose(return_type=None, *arg_types, body=None, schema=None, path=None,
         def handler(self, *segments):
             microversion.check_served(func)
             if len(segments) > len(path_args):
-                raise exception.NotFound('The resource could not be found.')
+                raise exception.RouteNotFound()
             if len(segments) < required:
                 # NOTE(expose): a collection's URL with the method of one
                 # of its items (PATCH /v2/drivers).
-                pecan.abort(405)
+                raise exception.MethodNotAllowed()
             kwargs = _query_args(funcdef, query_names)
             if body_arg is not None:
                 kwargs[body_arg.name] = _body(body_arg, schema,

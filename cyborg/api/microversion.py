@@ -58,6 +58,8 @@ VERSIONS = (
     VersionNote('2.11', 'GET /v2/conductors: each conductor\'s liveness, '
                         'judged by the database server\'s clock, and how '
                         'far its own clock is from that (clock_skew).'),
+    VersionNote('2.12', 'Error bodies carry a machine-readable code '
+                        '(cyborg.device.not_found...) next to faultstring.'),
 )
 
 _VERSION_STRINGS = tuple(entry.version for entry in VERSIONS)
@@ -90,6 +92,17 @@ def parse(headers):
                     {'header': HEADER, 'value': value,
                      'service': SERVICE_TYPE})
     return _to_version(value, raw)
+
+
+def requested(headers):
+    """The version a request asks for, whether the API serves it or not;
+    None when its header cannot be read."""
+    try:
+        return parse(headers)
+    except exception.InvalidMicroversion as exc:
+        return microversion_parse.parse_version_string(exc.kwargs['version'])
+    except exception.MalformedMicroversion:
+        return None
 
 
 def _bare_value(raw):

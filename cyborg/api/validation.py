@@ -94,7 +94,8 @@ def validate(schema, document):
         # NOTE(validation): say what is wrong with the closest alternative
         # rather than that no alternative matched.
         error = max(error.context, key=lambda e: len(e.absolute_path))
-    raise exception.Invalid(reason='%s%s' % (error.message, _where(error)))
+    raise exception.InvalidBody(reason='%s%s' % (error.message,
+                                                 _where(error)))
 
 
 @functools.cache

@@ -69,6 +69,7 @@ LATEST = '2.5'
 LIMITS_VERSION = '2.7'
 EXPLAIN_VERSION = '2.8'
 CONDUCTORS_VERSION = '2.11'
+ERRORS_VERSION = '2.12'
 PROJECT = '6f3c8a9e2b4d4f1a8c7e5d3b2a1f0e9d'
 ADMIN = {'X-User-Id': 'admin', 'X-Project-Id': PROJECT,
          'X-Roles': 'admin,member,reader'}
@@ -283,6 +284,8 @@ def _versions(api):
     missing = api.role(str(uuid.uuid4()), 'missing-device')
     api.call('GET', '/v2/devices/%s' % missing, 404,
              sample='error-resp.json')
+    api.call('GET', '/v2/devices/%s' % missing, 404, version=ERRORS_VERSION,
+             sample='error-code-resp.json')
 
 
 def _devices(api):

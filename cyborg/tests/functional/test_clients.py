@@ -1,6 +1,5 @@
 """openstacksdk's accelerator proxy against both deployments."""
 
-import json
 import uuid
 
 from openstack import connection
@@ -8,6 +7,7 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from cyborg.tests import deployments
+from cyborg.tests import faults
 
 pytestmark = pytest.mark.functional
 
@@ -272,7 +272,7 @@ def test_a_later_route_says_from_which_version(accel):
     resp = accel.post('/devices/%s/activate' % device.uuid, json={},
                       raise_exc=False)
     assert resp.status_code == 404
-    fault = json.loads(resp.json()['error_message'])
+    fault = faults.fault_of(resp.json())
     assert fault['faultstring'] == (
         'POST /v2/devices/%s/activate exists from microversion 2.4; send '
         '"OpenStack-API-Version: accelerator 2.4" or later.' % device.uuid)

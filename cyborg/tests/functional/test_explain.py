@@ -10,7 +10,6 @@ sysfs, a project at its limit, an agent that stops), and checks the first
 reason GET /v2/device_profiles/{name}/candidates gives for each.
 """
 
-import json
 import os
 import sys
 import uuid
@@ -20,6 +19,7 @@ import requests
 
 from cyborg import embedded_placement
 from cyborg.tests import deployments
+from cyborg.tests import faults
 from cyborg.tests import processes
 from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.functional import test_device_health as health
@@ -273,8 +273,7 @@ def test_errors(cloud):
         cloud.url + '/v2/device_profiles/fpga/candidates?member_of=x',
         headers=dict(MANAGER, **V28), timeout=TIMEOUT)
     assert resp.status_code == 400, resp.text
-    assert 'member_of' in json.loads(resp.json()['error_message'])[
-        'faultstring']
+    assert 'member_of' in faults.fault_of(resp.json())['faultstring']
     # a member may not see hardware inventory
     resp = requests.get(cloud.url + '/v2/device_profiles/fpga/candidates',
                         headers=dict(MEMBER, **V28), timeout=TIMEOUT)

@@ -1,12 +1,11 @@
 """Tokens of a real Keystone against the all-in-one on auth_strategy keystone.
 """
 
-import json
-
 import pytest
 import requests
 
 from cyborg.tests import deployments
+from cyborg.tests import faults
 
 pytestmark = pytest.mark.functional
 
@@ -18,16 +17,17 @@ def target(keystone, tmp_path_factory):
         yield found
 
 
-def _get(target, path, token=None):
-    headers = {'X-Auth-Token': token} if token else {}
+def _get(target, path, token=None, headers=None):
+    headers = dict(headers or {})
+    if token:
+        headers['X-Auth-Token'] = token
     return requests.get(target.url + path, headers=headers, timeout=30)
 
 
 def _fault(resp):
     """The WSME fault inside the error envelope (checks the envelope too)."""
     assert resp.headers['Content-Type'].startswith('application/json')
-    assert list(resp.json()) == ['error_message']
-    return json.loads(resp.json()['error_message'])
+    return faults.fault_of(resp.json())
 
 
 def test_a_manager_lists_devices(keystone, target):
@@ -37,9 +37,10 @@ def test_a_manager_lists_devices(keystone, target):
 
 
 def test_a_reader_may_not_list_devices(keystone, target):
-    resp = _get(target, '/v2/devices', keystone.token('p1-reader'))
+    resp = _get(target, '/v2/devices', keystone.token('p1-reader'),
+                headers=faults.WITH_CODES)
     assert resp.status_code == 403, resp.text
-    assert 'cyborg:device:get_all' in _fault(resp)['faultstring']
+    assert _fault(resp)['code'] == 'cyborg.policy.not_allowed'
 
 
 def test_a_system_scoped_admin_may_not_list_devices(keystone, target):
@@ -53,6 +54,12 @@ def test_no_valid_token_is_401_in_the_envelope(keystone, target, token):
     resp = _get(target, '/v2/devices', token)
     assert resp.status_code == 401, resp.text
     assert _fault(resp)['faultcode'] == 'Client'
+    assert 'code' not in _fault(resp)
+    # NOTE(tests): refused before its version is settled, it is judged by
+    # the version it asked for.
+    resp = _get(target, '/v2/devices', token, headers=faults.WITH_CODES)
+    assert resp.status_code == 401, resp.text
+    assert _fault(resp)['code'] == 'cyborg.authentication.required'
     assert resp.headers['WWW-Authenticate'] == (
         'Keystone uri="%s"' % keystone.url)
 

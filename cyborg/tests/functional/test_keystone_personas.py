@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from cyborg.tests import deployments
+from cyborg.tests import faults
 from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
@@ -64,9 +65,7 @@ def _fault(resp):
     """The WSME fault inside the error envelope (checks the envelope too)."""
     assert resp.headers['Content-Type'].startswith('application/json'), (
         resp.headers, resp.text)
-    body = resp.json()
-    assert list(body) == ['error_message'], body
-    return json.loads(body['error_message'])
+    return faults.fault_of(resp.json())
 
 
 def _expect(resp, status, words=None):

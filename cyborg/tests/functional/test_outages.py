@@ -17,6 +17,7 @@ import requests
 import sqlalchemy as sa
 
 from cyborg.tests import deployments
+from cyborg.tests import faults
 from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
@@ -75,7 +76,7 @@ def _timed(method, cloud, path, headers=ADMIN, **kwargs):
 
 
 def _fault(resp):
-    return json.loads(resp.json()['error_message'])['faultstring']
+    return faults.fault_of(resp.json())['faultstring']
 
 
 def _assert_unavailable(resp, took, words):

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from cyborg import embedded_placement
 from cyborg.drivers import report
 from cyborg.tests import deployments
+from cyborg.tests import faults
 from cyborg.tests import processes
 from cyborg.tests.fixtures import nvidia_hosts
 from cyborg.tests.functional import test_api_samples
@@ -247,7 +248,7 @@ def test_a_gpu_in_use_does_not_switch_and_says_by_what(cloud):
     instance, arq = _bind(cloud, 'pgpu', t4['rp_uuid'])
     try:
         fault = _switch(cloud, T4, 'vgpu:nvidia-223', status=409)
-        message = json.loads(fault['error_message'])['faultstring']
+        message = faults.fault_of(fault)['faultstring']
         assert message == (
             'Device %s cannot change its mode while accelerator requests '
             'are bound to it: %s.' % (cloud.uuids[T4], arq))
@@ -263,7 +264,7 @@ def test_a_gpu_that_holds_vgpus_does_not_switch(cloud):
     """The agent's own check: mediated devices no accelerator request
     accounts for (made by hand, or left by a crash)."""
     fault = _switch(cloud, BUSY_A100, 'passthrough', status=409)
-    message = json.loads(fault['error_message'])['faultstring']
+    message = faults.fault_of(fault)['faultstring']
     assert message == (
         'Device %s still holds the mediated devices %s, %s; it cannot '
         'change its mode until they are removed.' % (
@@ -287,7 +288,7 @@ def test_a_refused_reshape_leaves_everything_as_it_was(cloud):
         'consumer_generation': None})
     try:
         fault = _switch(cloud, T4, 'vgpu:nvidia-222', status=409)
-        message = json.loads(fault['error_message'])['faultstring']
+        message = faults.fault_of(fault)['faultstring']
         assert message.startswith(
             'Device %s could not change to the mode vgpu:nvidia-222: '
             % cloud.uuids[T4])
@@ -305,8 +306,8 @@ def test_a_refused_reshape_leaves_everything_as_it_was(cloud):
 
 def test_bad_requests(cloud):
     fault = _switch(cloud, T4, 'sriov-vgpu:nvidia-471', status=400)
-    assert 'it offers passthrough, vgpu:nvidia-222' in json.loads(
-        fault['error_message'])['faultstring']
+    assert 'it offers passthrough, vgpu:nvidia-222' in faults.fault_of(
+        fault)['faultstring']
     _call(cloud, 'POST', '/v2/devices/%s/mode' % cloud.uuids[T4], 404,
           headers=dict(ADMIN, **{'OpenStack-API-Version':
                                  'accelerator 2.8'}),

@@ -9,13 +9,13 @@ limit create`` and ``openstack limit create`` would.
 """
 
 import concurrent.futures
-import json
 import uuid
 
 import pytest
 import requests
 
 from cyborg.tests import deployments
+from cyborg.tests import faults
 from cyborg.tests import keystone as keystone_process
 from cyborg.tests import processes
 
@@ -96,7 +96,7 @@ def _create(deployment, token, status=201):
 
 
 def _fault(resp):
-    return json.loads(resp.json()['error_message'])['faultstring']
+    return faults.fault_of(resp.json())['faultstring']
 
 
 def _limits(deployment, token):
@@ -196,8 +196,9 @@ def test_an_unknown_profile_is_still_a_404(keystone, cloud):
     """The profile is looked up before any limit is read."""
     name = 'no-%s' % uuid.uuid4().hex
     resp = _call(cloud, 'POST', ARQS, 404, keystone.token('p1-member'),
+                 headers=faults.WITH_CODES,
                  json={'device_profile_name': name})
-    assert _fault(resp) == 'Device profile %s could not be found.' % name
+    assert faults.code_of(resp.json()) == 'cyborg.device_profile.not_found'
 
 
 def _ready_deployable(cloud, admin):

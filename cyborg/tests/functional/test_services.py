@@ -16,6 +16,7 @@ import requests
 import sqlalchemy as sa
 
 from cyborg.tests import backends
+from cyborg.tests import faults
 from cyborg.tests import processes
 
 pytestmark = pytest.mark.functional
@@ -85,10 +86,10 @@ def test_agent_report_is_served_by_the_api(stack):
     assert dep['num_accelerators'] == 4
     assert {'rc': 'FPGA'} in json.loads(dep['attributes_list'])
 
-    missing = _get(stack, '/v2/devices/%s' % uuid.uuid4())
+    missing = _get(stack, '/v2/devices/%s' % uuid.uuid4(),
+                   **faults.WITH_CODES)
     assert missing.status_code == 404
-    fault = json.loads(missing.json()['error_message'])
-    assert 'could not be found' in fault['faultstring']
+    assert faults.code_of(missing.json()) == 'cyborg.device.not_found'
 
 
 def test_services_record_liveness(stack):

@@ -102,7 +102,7 @@ class AcceleratorsController(rest.RestController):
         """``PUT /{uuid}`` attaches; ``PUT /{uuid}/{acc_spec}`` sets the
         spec (``acc_specs`` whole, or one key of it)."""
         if uuid is None:
-            pecan.abort(405)
+            raise exception.MethodNotAllowed()
         context = pecan.request.context
         if acc_spec is not None:
             return self._set_spec(context, uuid, acc_spec, body)

@@ -125,10 +125,11 @@ class DeployablesController(rest.RestController):
         "value": [{"image_uuid": ...}]}]``; 200 with the deployable once
         the agent has loaded the image."""
         if uuid is None:
-            pecan.abort(405)
+            raise exception.MethodNotAllowed()
         if action != 'program':
-            raise exception.NotFound('No such action: PATCH '
-                                     '/v2/deployables/{uuid}/%s' % action)
+            raise exception.RouteNotFound('No such action: PATCH '
+                                          '/v2/deployables/{uuid}/%s'
+                                          % action)
         if not uuidutils.is_uuid_like(uuid):
             raise exception.DeployableNotFound(uuid=uuid)
         context = pecan.request.context

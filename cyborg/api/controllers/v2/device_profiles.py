@@ -27,7 +27,7 @@ UNOFFERED_LISTED = microversion.ByVersion({'2.0': False, '2.10': True})
 
 def _no_part(part):
     if part is not None:
-        raise exception.NotFound(
+        raise exception.RouteNotFound(
             'No such resource: GET /v2/device_profiles/{uuid_or_name}/%s'
             % part)
 

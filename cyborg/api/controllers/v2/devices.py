@@ -94,7 +94,7 @@ class DevicesController(rest.RestController):
         if part == 'metrics':
             return self._metrics(context, uuid)
         if part is not None:
-            raise exception.NotFound(
+            raise exception.RouteNotFound(
                 'No such resource: GET /v2/devices/{uuid}/%s' % part)
         policy.authorize('cyborg:device:get_one', None, context)
         device = device_obj.Device.get(context, uuid)
@@ -118,11 +118,11 @@ class DevicesController(rest.RestController):
         """``POST /v2/devices/{uuid}/<action>``: enable, disable, (2.4)
         activate, (2.6) drain and (2.9) mode."""
         if uuid is None:
-            pecan.abort(405)
+            raise exception.MethodNotAllowed()
         call = getattr(self, '_%s' % action, None) if action in (
             ACTIONS) else None
         if call is None:
-            raise exception.NotFound(
+            raise exception.RouteNotFound(
                 'No such action: POST /v2/devices/{uuid}/%s' % action)
         return call(pecan.request.context, _checked(uuid))
 

@@ -1,7 +1,5 @@
 """Fixtures of the API tests: an app on noauth over the SQLite database."""
 
-import json
-
 from oslo_utils import uuidutils
 import pytest
 import webtest
@@ -11,11 +9,13 @@ from cyborg.api import app as api_app
 from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
+from cyborg.tests import faults
 
 ADMIN = {'X-Roles': 'admin', 'X-Project-Id': 'p-admin',
          'X-User-Id': 'u-admin'}
 READER = {'X-Roles': 'reader', 'X-Project-Id': 'p-reader',
           'X-User-Id': 'u-reader'}
+WITH_CODES = faults.WITH_CODES
 
 
 def version_header(value):
@@ -25,8 +25,13 @@ def version_header(value):
 def fault(response):
     """The WSME fault inside an error envelope (checks the envelope too)."""
     assert response.content_type == 'application/json'
-    assert list(response.json) == ['error_message']
-    return json.loads(response.json['error_message'])
+    return faults.fault_of(response.json)
+
+
+def code(response):
+    """The code of an error response; the request asked for 2.12 or later
+    (``WITH_CODES``)."""
+    return fault(response)['code']
 
 
 @pytest.fixture

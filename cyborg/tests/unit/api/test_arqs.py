@@ -17,6 +17,8 @@ from cyborg.tests import fake_services
 from cyborg.tests import processes
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 CONF = cfg.CONF
@@ -86,14 +88,16 @@ def test_create_makes_one_arq_per_unit_per_group(api, node):
         'created_at', 'updated_at', 'links']
 
 
-@pytest.mark.parametrize('body, status', [
-    ({'device_profile_name': 'missing'}, 404),
-    ({}, 400),
-    ({'device_profile_name': 'two', 'extra': 1}, 400),
+@pytest.mark.parametrize('body, status, expected', [
+    ({'device_profile_name': 'missing'}, 404,
+     'cyborg.device_profile.not_found'),
+    ({}, 400, 'cyborg.body.invalid'),
+    ({'device_profile_name': 'two', 'extra': 1}, 400, 'cyborg.body.invalid'),
 ])
-def test_create_refuses_bad_requests(api, node, body, status):
-    resp = api.post_json(URL, body, headers=MEMBER, status=status)
-    assert fault(resp)['faultstring']
+def test_create_refuses_bad_requests(api, node, body, status, expected):
+    resp = api.post_json(URL, body, headers=dict(MEMBER, **WITH_CODES),
+                         status=status)
+    assert code(resp) == expected
 
 
 def test_arqs_are_scoped_to_their_project(api, node):
@@ -137,7 +141,9 @@ def test_bind_resolves_with_distinct_handles_then_unbind(api, node):
 def test_bind_needs_a_service_token(api, node, override):
     arqs = _create(api)
     body = {a['uuid']: _bind_ops(node, str(uuid.uuid4())) for a in arqs}
-    resp = api.patch_json(URL, body, headers=MEMBER, status=403)
+    resp = api.patch_json(URL, body, headers=dict(MEMBER, **WITH_CODES),
+                          status=403)
+    assert code(resp) == 'cyborg.service_token.required'
     # upstream's wording, which tempest matches
     assert 'requires a service token' in fault(resp)['faultstring']
     # the deprecated option still shapes the rule's default
@@ -162,7 +168,8 @@ def test_unresolved_binds_answer_423(api, node, ctx):
     dbapi.accelerator_requests.update(ctx, first['uuid'], {
         'state': states.ARQ_BIND_STARTED, 'instance_uuid': instance})
     resp = api.get(URL + '?instance=%s&bind_state=resolved' % instance,
-                   headers=MEMBER, status=423)
+                   headers=dict(MEMBER, **WITH_CODES), status=423)
+    assert code(resp) == 'cyborg.arq.unresolved'
     assert first['uuid'] in fault(resp)['faultstring']
     listed = api.get(URL + '?instance=%s' % instance, headers=MEMBER)
     assert [a['uuid'] for a in listed.json['arqs']] == [first['uuid']]
@@ -283,9 +290,9 @@ def test_bad_list_queries_are_400(api, node):
 @pytest.mark.parametrize('name', ['', 'fake_dp', '!@#$%^&*()=-[]'])
 def test_create_from_a_profile_that_does_not_exist_is_404(api, node, name):
     # as upstream answers it, and tempest expects
-    resp = api.post_json(URL, {'device_profile_name': name}, headers=MEMBER,
-                         status=404)
-    assert 'Device profile' in fault(resp)['faultstring']
+    resp = api.post_json(URL, {'device_profile_name': name},
+                         headers=dict(MEMBER, **WITH_CODES), status=404)
+    assert code(resp) == 'cyborg.device_profile.not_found'
     assert api.get(URL, headers=MEMBER).json['arqs'] == []
 
 
@@ -341,7 +348,8 @@ def test_project_id_is_set_from_2_1_by_admins_only(api, node):
     # a member, even with Nova's service token, may not move its ARQ into
     # another project
     resp = api.patch_json(URL, {arq['uuid']: ops},
-                          headers=dict(NOVA, **v21), status=403)
+                          headers=dict(NOVA, **WITH_CODES), status=403)
+    assert code(resp) == 'cyborg.policy.not_allowed'
     assert 'cyborg:arq:set_project' in fault(resp)['faultstring']
     # (Keystone puts the roles admin implies in the token)
     admin = dict(ADMIN, **{'X-Service-Roles': 'service',
@@ -413,7 +421,8 @@ def test_resolved_check_covers_every_page(api, node, ctx):
     # NOTE(tests): the first page holds only the resolved ARQ; the answer
     # must still wait for the other one.
     resp = api.get(URL + '?instance=%s&bind_state=resolved&limit=1'
-                   % instance, headers=dict(MEMBER, **V24), status=423)
+                   % instance, headers=dict(MEMBER, **WITH_CODES), status=423)
+    assert code(resp) == 'cyborg.arq.unresolved'
     assert arqs[1]['uuid'] in fault(resp)['faultstring']
 
 

@@ -6,6 +6,8 @@ import pytest
 
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.api.conftest import version_header
 
@@ -125,13 +127,20 @@ def test_the_deployable_as_the_openstack_cli_names_it(api, node):
     {'deployable_id': 1, 'key': ' rack', 'value': 'r1'},
     {'deployable_id': 1, 'key': 'rack', 'value': 'r1', 'extra': True},
     {'deployable_id': 1, 'key': 'x' * 256, 'value': 'r1'},
-    {'deployable_id': 1, 'key': 'trait_x', 'value': 'lower_case'},
-    {'deployable_id': 1, 'key': 'trait_x', 'value': 'CUSTOM_'},
     [{'deployable_id': 1, 'key': 'rack', 'value': 'r1'}],
 ])
 def test_bad_bodies_are_400(api, node, body):
-    resp = api.post_json(URL, body, headers=ADMIN, status=400)
-    assert fault(resp)['faultstring']
+    resp = api.post_json(URL, body, headers=dict(ADMIN, **WITH_CODES),
+                         status=400)
+    assert code(resp) == 'cyborg.body.invalid'
+
+
+@pytest.mark.parametrize('value', ['lower_case', 'CUSTOM_'])
+def test_a_trait_attribute_must_name_a_custom_trait(api, node, value):
+    resp = api.post_json(URL, {'deployable_id': 1, 'key': 'trait_x',
+                               'value': value},
+                         headers=dict(ADMIN, **WITH_CODES), status=400)
+    assert code(resp) == 'cyborg.invalid'
 
 
 def test_unknown_deployable_is_400(api, node):
@@ -145,9 +154,9 @@ def test_conflicts(api, node):
     api.post_json(URL, body, headers=ADMIN, status=201)
     api.post_json(URL, body, headers=ADMIN, status=409)
     for key in ('rc', 'trait0', 'trait7'):
-        resp = api.post_json(URL, dict(body, key=key), headers=ADMIN,
-                             status=409)
-        assert 'belongs to the driver' in fault(resp)['faultstring']
+        resp = api.post_json(URL, dict(body, key=key),
+                             headers=dict(ADMIN, **WITH_CODES), status=409)
+        assert code(resp) == 'cyborg.attribute.driver_managed'
     rc = api.get(URL + '?key=rc', headers=ADMIN).json['attributes'][0]
     api.delete(URL + '/' + rc['uuid'], headers=ADMIN, status=409)
     assert api.get(URL + '/' + rc['uuid'], headers=ADMIN).json == rc

@@ -9,6 +9,8 @@ import pytest
 from cyborg.conductor import explain
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.conductor import test_explain as fakes
 
@@ -28,7 +30,7 @@ def cloud(stack, api):
 
 
 def _get(api, path, headers=MANAGER, status=200):
-    return api.get(path, headers=dict(headers, **V28), status=status)
+    return api.get(path, headers=dict(V28, **headers), status=status)
 
 
 def test_the_callers_project_and_the_conductors_answer(cloud, monkeypatch):
@@ -50,7 +52,9 @@ def test_the_callers_project_and_the_conductors_answer(cloud, monkeypatch):
 
 def test_without_placement_it_is_a_503(cloud, override):
     override('auth_type', None, group='placement')
-    response = _get(cloud, URL % 'fpga', status=503)
+    response = _get(cloud, URL % 'fpga', status=503,
+                    headers=dict(MANAGER, **WITH_CODES))
+    assert code(response) == 'cyborg.placement.unavailable'
     assert fault(response)['faultstring'] == (
         'Placement is unavailable: [placement] is not configured on the '
         'conductor')
@@ -66,9 +70,9 @@ def test_bad_queries_are_400s(cloud, query):
 
 
 def test_a_reader_may_not(cloud):
-    response = _get(cloud, URL % 'fpga', headers=READER, status=403)
-    assert 'cyborg:device_profile:candidates' in fault(response)[
-        'faultstring']
+    response = _get(cloud, URL % 'fpga', headers=dict(READER, **WITH_CODES),
+                    status=403)
+    assert code(response) == 'cyborg.policy.not_allowed'
 
 
 def test_an_unknown_profile_is_a_404(cloud):

@@ -5,6 +5,8 @@ import json
 import pytest
 
 from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 FIELDS = ['uuid', 'parent_id', 'root_id', 'name', 'num_accelerators',
@@ -109,10 +111,10 @@ def test_bad_query_is_400(api, query, word):
 
 def test_unknown_uuid_is_404(api):
     uuid = '29e23349-12ee-4978-963c-11484a4ae601'
-    response = _get(api, '/v2/deployables/%s' % uuid, expect_errors=True)
+    response = api.get('/v2/deployables/%s' % uuid, expect_errors=True,
+                       headers=dict(ADMIN, **WITH_CODES))
     assert response.status_int == 404
-    assert fault(response)['faultstring'] == (
-        'Deployable %s could not be found.' % uuid)
+    assert code(response) == 'cyborg.deployable.not_found'
 
 
 def test_non_uuid_is_404(api):

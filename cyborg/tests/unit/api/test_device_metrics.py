@@ -17,11 +17,14 @@ from cyborg.db import devices as device_db
 from cyborg.drivers import fake
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 SAMPLE = {'utilization_ratio': 0.75, 'memory_used_bytes': 1024.0,
           'aer_fatal_total': 0.0}
 V26 = dict(ADMIN, **{'OpenStack-API-Version': 'accelerator 2.6'})
+V212 = dict(ADMIN, **WITH_CODES)
 
 
 @pytest.fixture
@@ -61,8 +64,8 @@ def test_no_metrics_before_2_6(api, device, version):
 def test_unknown_device_is_404(api, device):
     missing = '5b2d1f1e-0c8a-4a51-9d2c-000000000000'
     response = api.get('/v2/devices/%s/metrics' % missing, status=404,
-                       headers=V26)
-    assert missing in fault(response)['faultstring']
+                       headers=V212)
+    assert code(response) == 'cyborg.device.not_found'
     api.get('/v2/devices/not-a-uuid/metrics', status=404, headers=V26)
 
 
@@ -79,8 +82,8 @@ def test_a_lost_device_is_409(api, device):
     assert device_db.swap_status(cyborg_context.get_admin_context(), device,
                                  'inactive', 'lost')
     response = api.get('/v2/devices/%s/metrics' % device, status=409,
-                       headers=V26)
-    assert 'lost' in fault(response)['faultstring']
+                       headers=V212)
+    assert code(response) == 'cyborg.device.no_metrics'
 
 
 def test_a_device_its_agent_no_longer_finds_is_409(api, device):
@@ -103,13 +106,14 @@ def test_a_silent_agent_is_503_with_retry_after(api, device, override,
     monkeypatch.setattr(agent_manager.AgentManager, 'device_metrics',
                         lambda self, context, device_key: time.sleep(4))
     response = api.get('/v2/devices/%s/metrics' % device, status=503,
-                       headers=V26)
+                       headers=V212)
     assert response.headers['Retry-After'] == str(errors.RETRY_AFTER)
-    assert 'node1' in fault(response)['faultstring']
+    assert code(response) == 'cyborg.agent.unavailable'
 
 
 def test_conductor_pinned_below_1_9_is_refused(api, device, override):
     override('conductor', '1.8', group='upgrade_levels')
     response = api.get('/v2/devices/%s/metrics' % device, status=409,
-                       headers=V26)
+                       headers=V212)
+    assert code(response) == 'cyborg.rpc.version_capped'
     assert '1.9' in fault(response)['faultstring']

@@ -17,6 +17,7 @@ from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.tests import arq_rows
 from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 MODES = ['passthrough', 'vgpu:nvidia-222']
@@ -83,7 +84,8 @@ def test_switching_the_mode(api, device):
 
 def test_a_mode_not_offered_is_a_400(api, device):
     response = _mode(api, device.uuid, {'mode': 'vgpu:nvidia-1'},
-                     status=400)
+                     status=400, version='2.12')
+    assert code(response) == 'cyborg.device.mode_not_offered'
     assert fault(response)['faultstring'].endswith(
         'it offers passthrough, vgpu:nvidia-222.')
 
@@ -104,7 +106,8 @@ def test_bound_arqs_are_a_409_that_lists_them(api, device, db):
     (arq,) = arq_rows.initial(db, 1)
     arq_rows.bind(cyborg_context.get_admin_context(), db, [arq])
     response = _mode(api, device.uuid, {'mode': 'vgpu:nvidia-222'},
-                     status=409)
+                     status=409, version='2.12')
+    assert code(response) == 'cyborg.device.mode_in_use'
     assert arq in fault(response)['faultstring']
     assert device.calls == []
 
@@ -119,16 +122,16 @@ def test_a_failed_switch_is_a_409_with_the_reason(api, device,
     monkeypatch.setattr(agent_rpcapi.AgentAPI, 'set_device_mode', refuse,
                         raising=False)
     response = _mode(api, device.uuid, {'mode': 'vgpu:nvidia-222'},
-                     status=409)
-    assert 'Placement refused the reshape' in fault(response)['faultstring']
+                     status=409, version='2.12')
+    assert code(response) == 'cyborg.device.mode_switch_failed'
     shown = api.get('/v2/devices/%s' % device.uuid, headers=_v('2.9')).json
     assert (shown['mode'], shown['status']) == ('passthrough', 'ready')
 
 
 def test_only_admins_switch(api, device):
     response = _mode(api, device.uuid, {'mode': 'vgpu:nvidia-222'},
-                     headers=MANAGER, status=403)
-    assert 'cyborg:device:set_mode' in fault(response)['faultstring']
+                     headers=MANAGER, status=403, version='2.12')
+    assert code(response) == 'cyborg.policy.not_allowed'
 
 
 def test_before_2_9_there_is_no_mode_action(api, device):

@@ -6,6 +6,8 @@ import pytest
 
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.api.conftest import version_header
 
@@ -100,14 +102,16 @@ def test_get_one_is_wrapped_and_by_name_from_2_2(api):
 
 def test_duplicate_name_is_409(api):
     _create(api)
-    resp = _create(api, status=409)
-    assert 'fpga-dp1' in fault(resp)['faultstring']
+    resp = _create(api, status=409, version='2.12')
+    assert code(resp) == 'cyborg.device_profile.duplicate_name'
 
 
 def test_duplicate_uuid_is_409_naming_the_uuid(api):
     # upstream answers 500 (tempest's test_create_device_profile_server_fault)
     first = _create(api).json
-    resp = _create(api, name='new-fpga', uuid=first['uuid'], status=409)
+    resp = _create(api, name='new-fpga', uuid=first['uuid'], status=409,
+                   version='2.12')
+    assert code(resp) == 'cyborg.device_profile.duplicate_uuid'
     assert fault(resp)['faultstring'] == (
         'A device profile with uuid %s already exists.' % first['uuid'])
 
@@ -156,8 +160,9 @@ def test_bad_bodies_are_400_with_the_reason(api, body, words):
 
 def test_body_that_is_not_json_is_400(api):
     resp = api.post(URL, '[{', headers=dict(
-        ADMIN, **{'Content-Type': 'application/json'}), status=400)
-    assert 'not JSON' in fault(resp)['faultstring']
+        ADMIN, **WITH_CODES, **{'Content-Type': 'application/json'}),
+        status=400)
+    assert code(resp) == 'cyborg.body.malformed'
 
 
 def test_delete_by_uuid_and_by_names(api):

@@ -11,11 +11,14 @@ from cyborg.tests.fixtures import generic_host
 from cyborg.tests.fixtures import gpu_fpga_hosts
 from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.api.conftest import version_header
 from cyborg.tests.unit.drivers import test_generic
 
 V25 = dict(ADMIN, **version_header('accelerator 2.5'))
+V212 = dict(ADMIN, **WITH_CODES)
 INSTANCE = '5bb6ea9a-8a9f-4f8e-9a43-0b1a44c0b6c1'
 
 
@@ -66,8 +69,8 @@ def test_install_then_uninstall(api, node, placement):
     assert 'pci_driver' in node.tracker.drivers
     resp = api.post_json('/v2/drivers', {'host': 'node1',
                                          'name': 'pci_driver'},
-                         headers=V25, status=409)
-    assert 'already enabled' in fault(resp)['faultstring']
+                         headers=V212, status=409)
+    assert code(resp) == 'cyborg.driver.already_enabled'
     # NOTE(tests): clients send Accept: application/json even where the
     # answer has no body.
     resp = api.delete('/v2/drivers/node1/pci_driver', status=204,
@@ -79,12 +82,12 @@ def test_install_then_uninstall(api, node, placement):
 
 def test_install_errors(api, node):
     resp = api.post_json('/v2/drivers', {'host': 'node1', 'name': 'nope'},
-                         headers=V25, status=404)
-    assert 'not installed on host node1' in fault(resp)['faultstring']
+                         headers=V212, status=404)
+    assert code(resp) == 'cyborg.driver.not_installed'
     resp = api.post_json('/v2/drivers', {'host': 'node9',
                                          'name': 'pci_driver'},
-                         headers=V25, status=404)
-    assert 'node9' in fault(resp)['faultstring']
+                         headers=V212, status=404)
+    assert code(resp) == 'cyborg.agent.not_found'
     for body in ({}, {'host': 'node1'}, {'host': 'node1', 'name': 'x',
                                          'force': True}, [1]):
         api.post_json('/v2/drivers', body, headers=V25, status=400)
@@ -95,9 +98,9 @@ def test_uninstall_refused_while_bound_then_devices_go(api, node,
     (item,) = api.get('/v1/accelerators', headers=ADMIN).json['accelerator']
     api.put_json('/v1/accelerators/' + item['uuid'],
                  {'instance_uuid': INSTANCE}, headers=ADMIN)
-    resp = api.delete('/v2/drivers/node1/fake_driver', headers=V25,
+    resp = api.delete('/v2/drivers/node1/fake_driver', headers=V212,
                       status=409)
-    assert 'detach them first' in fault(resp)['faultstring']
+    assert code(resp) == 'cyborg.driver.in_use'
     assert _driver(api, 'fake_driver')['enabled'] is True
     api.delete('/v1/accelerators/' + item['uuid'], headers=ADMIN,
                status=204)
@@ -171,7 +174,8 @@ def test_failed_install_step_leaves_the_host_as_it_was(
         before = api.get('/v2/devices', headers=ADMIN).json['devices']
         resp = api.post_json('/v2/drivers', {'host': 'node1',
                                              'name': 'generic_driver'},
-                             headers=V25, status=409)
+                             headers=V212, status=409)
+    assert code(resp) == 'cyborg.driver.install_failed'
     message = fault(resp)['faultstring']
     assert 'the host is as it was' in message
     assert 'Module not_there not found' in message
@@ -187,7 +191,8 @@ def test_failed_update_is_409_and_image_update_waits_for_detach(
 
     monkeypatch.setattr(fake.FakeDriver, 'update', broken)
     resp = api.patch_json('/v2/drivers/node1/fake_driver', {},
-                          headers=V25, status=409)
+                          headers=V212, status=409)
+    assert code(resp) == 'cyborg.driver.update_failed'
     assert 'firmware rejected' in fault(resp)['faultstring']
     assert _driver(api, 'fake_driver')['enabled'] is True
     (item,) = api.get('/v1/accelerators', headers=ADMIN).json['accelerator']
@@ -195,6 +200,6 @@ def test_failed_update_is_409_and_image_update_waits_for_detach(
                  {'instance_uuid': INSTANCE}, headers=ADMIN)
     monkeypatch.setattr(hostwork, 'resolve_image', lambda image, *a: image)
     resp = api.patch_json('/v2/drivers/node1/fake_driver',
-                          {'image_uuid': INSTANCE}, headers=V25,
+                          {'image_uuid': INSTANCE}, headers=V212,
                           status=409)
-    assert 'detach them first' in fault(resp)['faultstring']
+    assert code(resp) == 'cyborg.driver.in_use'

@@ -11,6 +11,8 @@ from cyborg import exception
 from cyborg.api import errors
 from cyborg.objects import device as device_obj
 from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 
@@ -95,9 +97,10 @@ def test_conductor_timeout_is_503(api, monkeypatch):
         raise messaging.MessagingTimeout('no reply on topic cyborg-cond')
 
     monkeypatch.setattr(device_obj.Device, 'list_view', classmethod(silent))
-    response = api.get('/v2/devices', headers=ADMIN, expect_errors=True)
+    response = api.get('/v2/devices', headers=dict(ADMIN, **WITH_CODES),
+                       expect_errors=True)
     assert response.status_int == 503
-    assert 'conductor' in fault(response)['faultstring']
+    assert code(response) == 'cyborg.conductor.unavailable'
     assert 'topic' not in response.text
 
 

@@ -17,6 +17,8 @@ from cyborg.tests.fixtures import mixed_host
 from cyborg.tests.fixtures import pci_hosts
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 from cyborg.tests.unit.api.test_arqs import MEMBER
 from cyborg.tests.unit.api.test_arqs import NOVA
@@ -211,8 +213,8 @@ def test_program_api_refuses_a_deployable_in_use(api, host, ctx):
     _boot(api, _profile(api, [{'resources:FPGA': '1'}]), pac.rp_uuid)
     resp = api.patch_json(_program_url(pac.uuid),
                           _program_body(host['glance'].add()),
-                          headers=ADMIN, status=409)
-    assert 'bound to instances' in fault(resp)['faultstring']
+                          headers=dict(ADMIN, **WITH_CODES), status=409)
+    assert code(resp) == 'cyborg.deployable.in_use'
     assert not os.path.exists(host['fpgaconf'])
     assert dbapi.deployables.get(ctx, pac.uuid).bitstream_id is None
 
@@ -225,7 +227,8 @@ def test_program_api_reports_the_tool_failure(api, host, ctx, tmp_path,
     override('fpgaconf_path', tool, group='fpga')
     resp = api.patch_json(_program_url(host['pac'].uuid),
                           _program_body(host['glance'].add()),
-                          headers=ADMIN, status=409)
+                          headers=dict(ADMIN, **WITH_CODES), status=409)
+    assert code(resp) == 'cyborg.deployable.programming_failed'
     assert 'no suitable slot' in fault(resp)['faultstring']
     assert dbapi.deployables.get(ctx, host['pac'].uuid).bitstream_id is None
 
@@ -234,8 +237,8 @@ def test_program_api_refuses_what_cannot_be_programmed(api, host):
     gpu_dep = host['by_rc']['PGPU']
     resp = api.patch_json(_program_url(gpu_dep.uuid),
                           _program_body(host['glance'].add()),
-                          headers=ADMIN, status=400)
-    assert 'program' in fault(resp)['faultstring']
+                          headers=dict(ADMIN, **WITH_CODES), status=400)
+    assert code(resp) == 'cyborg.driver.not_supported'
 
 
 @pytest.mark.parametrize('body', [
@@ -258,8 +261,9 @@ def test_program_api_bad_bodies_are_400(api, host, body):
 def test_program_api_refuses_an_inactive_image(api, host):
     image = host['glance'].add(status='queued')
     resp = api.patch_json(_program_url(host['pac'].uuid),
-                          _program_body(image), headers=ADMIN, status=400)
-    assert 'queued, not active' in fault(resp)['faultstring']
+                          _program_body(image),
+                          headers=dict(ADMIN, **WITH_CODES), status=400)
+    assert code(resp) == 'cyborg.image.not_usable'
 
 
 def test_program_api_missing_things(api, host):

@@ -18,6 +18,8 @@ from cyborg import states
 from cyborg.api import app as api_app
 from cyborg.tests import arq_rows
 from cyborg.tests import processes
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 KEYSTONE = 'https://keystone.example/identity'
@@ -381,10 +383,10 @@ def test_arqs_are_invisible_to_other_projects(app, node):
     one = ARQS + '/' + mine[0]['uuid']
     for persona in ('reader', 'member', 'manager'):
         assert _listed(app, auth(persona, 'p2')) == []
-        response = app.get(one, headers=auth(persona, 'p2'),
+        response = app.get(one, headers=auth(persona, 'p2', **WITH_CODES),
                            expect_errors=True)
         assert response.status_int == 404
-        assert mine[0]['uuid'] in fault(response)['faultstring']
+        assert code(response) == 'cyborg.arq.not_found'
         assert _listed(app, auth(persona, 'p1')) == _uuids(mine)
         assert app.get(one, headers=auth(persona, 'p1')).json['uuid'] == (
             mine[0]['uuid'])

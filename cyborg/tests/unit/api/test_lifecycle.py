@@ -2,7 +2,8 @@
 
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
-from cyborg.tests.unit.api.conftest import fault
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import version_header
 
 V24 = dict(ADMIN, **version_header('accelerator 2.4'))
@@ -24,9 +25,10 @@ def test_activate_over_the_conductor_and_agent(api, stack):
     response = api.post(url, headers=V24)
     assert response.status_int == 200
     assert response.json['status'] == 'ready'
-    again = api.post(url, headers=V24, expect_errors=True)
+    again = api.post(url, headers=dict(ADMIN, **WITH_CODES),
+                     expect_errors=True)
     assert again.status_int == 409
-    assert 'must be inactive' in fault(again)['faultstring']
+    assert code(again) == 'cyborg.device.bad_state'
 
 
 def test_activate_needs_2_4_and_admin(api, stack):

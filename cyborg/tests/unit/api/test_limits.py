@@ -7,6 +7,8 @@ import pytest
 
 from cyborg.tests.unit.api.conftest import ADMIN
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 MEMBER = {'X-Roles': 'member,reader', 'X-Project-Id': 'p-tenant',
@@ -34,7 +36,9 @@ def test_an_arq_create_over_quota_is_a_403_naming_the_limit(cloud):
     cloud.post_json(ARQS, {'device_profile_name': 'two'}, headers=MEMBER,
                     status=201)
     response = cloud.post_json(ARQS, {'device_profile_name': 'two'},
-                               headers=MEMBER, status=403)
+                               headers=dict(MEMBER, **WITH_CODES),
+                               status=403)
+    assert code(response) == 'cyborg.quota.exceeded'
     assert fault(response)['faultstring'] == (
         'Quota exceeded: class:FPGA has a limit of 3; project p-tenant uses '
         '2 and asks for 2 more.')
@@ -56,8 +60,9 @@ def test_limits_show_the_callers_usage(cloud):
 
 
 def test_another_projects_limits_are_an_admins(cloud):
-    response = _limits(cloud, MEMBER, '?project_id=p-admin', status=403)
-    assert 'cyborg:limit:other_project' in fault(response)['faultstring']
+    response = cloud.get('/v2/limits?project_id=p-admin', status=403,
+                         headers=dict(MEMBER, **WITH_CODES))
+    assert code(response) == 'cyborg.policy.not_allowed'
 
 
 def test_limits_need_2_7(cloud):

@@ -15,9 +15,9 @@ from cyborg.tests.unit.api.conftest import version_header
     ('', (2, 0)),
     ('accelerator 2.3', (2, 3)),
     ('ACCELERATOR 2.1', (2, 1)),
-    ('accelerator latest', (2, 11)),
+    ('accelerator latest', (2, 12)),
     ('2.2', (2, 2)),
-    ('latest', (2, 11)),
+    ('latest', (2, 12)),
     ('compute 2.90', (2, 0)),
     ('compute 2.90, accelerator 2.2', (2, 2)),
 ])
@@ -61,7 +61,7 @@ def test_bare_header_logs_a_deprecation(caplog):
     (None, 'accelerator 2.0'),
     ('accelerator 2.3', 'accelerator 2.3'),
     ('2.1', 'accelerator 2.1'),
-    ('accelerator latest', 'accelerator 2.11'),
+    ('accelerator latest', 'accelerator 2.12'),
 ])
 def test_response_headers(api, value, echoed):
     headers = dict(ADMIN)
@@ -70,7 +70,7 @@ def test_response_headers(api, value, echoed):
     response = api.get('/v2/devices', headers=headers)
     assert response.headers['OpenStack-API-Version'] == echoed
     assert response.headers['OpenStack-API-Minimum-Version'] == '2.0'
-    assert response.headers['OpenStack-API-Maximum-Version'] == '2.11'
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.12'
     assert response.headers['Vary'] == 'OpenStack-API-Version'
 
 
@@ -87,7 +87,7 @@ def test_unacceptable_version_is_406(api, value):
     assert response.status_int == 406
     assert fault(response)['faultcode'] == 'Client'
     assert response.headers['OpenStack-API-Minimum-Version'] == '2.0'
-    assert response.headers['OpenStack-API-Maximum-Version'] == '2.11'
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.12'
     assert 'OpenStack-API-Version' not in response.headers
 
 
@@ -137,4 +137,4 @@ def test_a_later_route_says_from_which_version(api, path, version):
     assert fault(response)['faultstring'] == (
         'GET %s exists from microversion %s; send "OpenStack-API-Version: '
         'accelerator %s" or later.' % (path, since, since))
-    assert response.headers['OpenStack-API-Maximum-Version'] == '2.11'
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.12'

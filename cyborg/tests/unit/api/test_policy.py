@@ -10,6 +10,8 @@ from cyborg import policies
 from cyborg import policy
 from cyborg.api import app as api_app
 from cyborg.tests.unit.api.conftest import READER
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 INVENTORY_RULES = ('cyborg:device:get_all', 'cyborg:device:get_one',
@@ -101,9 +103,12 @@ def test_get_enforcer_reads_only_config_args(monkeypatch, tmp_path):
 
 
 def test_reader_gets_403_envelope(api):
-    response = api.get('/v2/devices', headers=READER, expect_errors=True)
+    response = api.get('/v2/devices', headers=dict(READER, **WITH_CODES),
+                       expect_errors=True)
     assert response.status_int == 403
     assert fault(response)['faultcode'] == 'Client'
+    assert code(response) == 'cyborg.policy.not_allowed'
+    # NOTE(tests): the message names the rule, for the operator to find.
     assert 'cyborg:device:get_all' in fault(response)['faultstring']
 
 

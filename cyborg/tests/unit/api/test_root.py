@@ -4,7 +4,7 @@ from cyborg.api.controllers import root
 from cyborg.tests.unit.api.conftest import ADMIN
 
 V2 = {'id': 'v2', 'status': 'CURRENT', 'min_version': '2.0',
-      'max_version': '2.11',
+      'max_version': '2.12',
       'links': [{'href': 'http://localhost/v2', 'rel': 'self'}]}
 
 
@@ -25,7 +25,7 @@ def test_root_has_no_version_headers(api):
 
 def test_v2_document(api):
     expected = {'id': 'v2.0', 'status': 'CURRENT', 'min_version': '2.0',
-                'max_version': '2.11',
+                'max_version': '2.12',
                 'links': [{'href': 'http://localhost/v2/', 'rel': 'self'}]}
     assert api.get('/v2').json == expected
     assert api.get('/v2/').json == expected

@@ -8,8 +8,9 @@ from cyborg import states
 from cyborg.db import api as dbapi
 from cyborg.tests import signing
 from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
-from cyborg.tests.unit.api.conftest import version_header
 from cyborg.tests.unit.api.test_hostwork import HOST
 from cyborg.tests.unit.api.test_hostwork import _boot
 from cyborg.tests.unit.api.test_hostwork import _profile
@@ -18,7 +19,6 @@ from cyborg.tests.unit.api.test_hostwork import _program_url
 from cyborg.tests.unit.api.test_hostwork import host  # noqa: F401
 
 DATA = b'GBS-signed' * 1000
-V25 = dict(ADMIN, **version_header('accelerator 2.5'))
 
 
 @pytest.fixture(scope='module')
@@ -75,8 +75,9 @@ def test_program_refuses_an_unsigned_image_only_when_on(api, host,  # noqa: F811
                                                          override):
     image = host['glance'].add(data=DATA)
     override('verify_image_signatures', True, group='glance')
-    resp = api.patch_json(_program_url(host['pac'].uuid),
-                          _program_body(image), headers=ADMIN, status=409)
+    resp = api.patch_json(_program_url(host['pac'].uuid), _program_body(image),
+                          headers=dict(ADMIN, **WITH_CODES), status=409)
+    assert code(resp) == 'cyborg.deployable.programming_failed'
     assert 'it is not signed' in fault(resp)['faultstring']
     assert not os.path.exists(host['fpgaconf'])
     override('verify_image_signatures', False, group='glance')
@@ -90,6 +91,7 @@ def test_driver_update_refuses_a_tampered_image_as_400(api, verifying,
     image = verifying['glance'].add(data=signing.tampered(DATA),
                                     **signer.properties(DATA))
     resp = api.patch_json('/v2/drivers/%s/intel_fpga_driver' % HOST,
-                          {'image_uuid': image}, headers=V25, status=400)
-    assert 'does not match img_signature' in fault(resp)['faultstring']
+                          {'image_uuid': image},
+                          headers=dict(ADMIN, **WITH_CODES), status=400)
+    assert code(resp) == 'cyborg.image.signature_invalid'
     assert not os.path.exists(verifying['fpgaconf'])

@@ -7,6 +7,8 @@ import pytest
 
 from cyborg.tests.unit.api import test_api_ref
 from cyborg.tests.unit.api.conftest import ADMIN
+from cyborg.tests.unit.api.conftest import WITH_CODES
+from cyborg.tests.unit.api.conftest import code
 from cyborg.tests.unit.api.conftest import fault
 
 _JSON = {'Content-Type': 'application/json'}
@@ -67,9 +69,10 @@ def test_a_key_or_a_bare_string_is_named_too(api):
 
 
 def test_a_nul_in_a_query_parameter_is_named(api):
-    resp = api.get('/v2/device_profiles?name=a%00b', headers=ADMIN,
-                   expect_errors=True)
+    resp = api.get('/v2/device_profiles?name=a%00b',
+                   headers=dict(ADMIN, **WITH_CODES), expect_errors=True)
     assert resp.status_int == 400
+    assert code(resp) == 'cyborg.text.unstorable'
     assert fault(resp)['faultstring'] == (
         'Invalid input: query parameter name holds a NUL character, which '
         'cannot be stored')
