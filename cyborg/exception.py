@@ -494,6 +494,14 @@ class DeadlineExceeded(ServiceUnavailable, code='cyborg.deadline.exceeded'):
                '%(late)s seconds ago. Nothing of it was done; retry it.')
 
 
+class DeviceClaimed(Conflict):
+    """Another workflow runs host-side work on the device (a claim in the
+    database, cyborg.db.claims); nothing was done."""
+
+    msg_fmt = ('Device %(uuid)s is busy: conductor %(conductor)s is running '
+               '%(workflow)s on it. Retry once it is done.')
+
+
 # --- Start-up and configuration errors (never reach an API response). -------
 
 class ConfigError(CyborgException):

@@ -82,7 +82,7 @@ def _work(context, uuids, host, agent_api, results):
         job = binding.bind_job(context, uuid)
         if job is None or not takeover.holds(context, job, host):
             continue
-        ok = hostwork.bind(context, job, agent_api)
+        ok = hostwork.bind(context, job, agent_api, owner=host)
         done = binding.finish_bind(context, uuid, ok=ok, owner=host)
         if done == binding.LOST:
             # NOTE(conductor): another conductor took the bind over

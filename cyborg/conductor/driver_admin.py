@@ -8,7 +8,9 @@ from oslo_log import log as logging
 from cyborg import exception
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
+from cyborg.conductor import claims
 from cyborg.conductor import hostwork
+from cyborg.db import claims as claim_db
 from cyborg.db import drivers as driver_db
 from cyborg.db import services as service_queries
 from cyborg.notifications import driver as driver_notifications
@@ -49,12 +51,27 @@ def _check_free(context, host, entry):
                                     what='; '.join(held[:5]))
 
 
-def install(context, host, name, agent_api):
-    """Have an agent install and enable a driver; its entry now."""
+def _devices(context, host, name):
+    """The uuids of the devices the driver ``name`` has on ``host``."""
+    try:
+        driver_name = driver_entry(context, host, name)['driver_name']
+    except exception.DriverNotAvailable:
+        driver_name = name
+    return claim_db.devices_of(context, host, driver_name)
+
+
+def install(context, host, name, agent_api, owner=None):
+    """Have an agent install and enable a driver; its entry now.
+
+    The devices the driver already has on the host (it was installed
+    before) are claimed meanwhile.
+    """
     check_host(context, host)
-    result = _on_agent(context, 'install', host, name,
-                       agent_api.install_driver, context, host, name)
-    record(context, host, result)
+    with claims.held(context, _devices(context, host, name),
+                     claims.DRIVER_INSTALL, owner):
+        result = _on_agent(context, 'install', host, name,
+                           agent_api.install_driver, context, host, name)
+        record(context, host, result)
     entry = driver_entry(context, host, name)
     driver_notifications.ended(context, 'install', host, name, entry)
     return entry
@@ -72,41 +89,47 @@ def _on_agent(context, action, host, name, call, *args, image_id=None):
         raise
 
 
-def uninstall(context, host, name, agent_api):
-    """Have an agent disable a driver none of whose devices is in use."""
+def uninstall(context, host, name, agent_api, owner=None):
+    """Have an agent disable a driver none of whose devices is in use;
+    its devices are claimed meanwhile."""
     entry = driver_entry(context, host, name)
     if not entry['enabled']:
         raise exception.DriverNotEnabled(name=name, host=host)
-    _check_free(context, host, entry)
-    result = _on_agent(context, 'uninstall', host, entry['name'],
-                       agent_api.uninstall_driver, context, host,
-                       entry['name'])
-    record(context, host, result)
+    with claims.held(context, _devices(context, host, name),
+                     claims.DRIVER_UNINSTALL, owner):
+        _check_free(context, host, entry)
+        result = _on_agent(context, 'uninstall', host, entry['name'],
+                           agent_api.uninstall_driver, context, host,
+                           entry['name'])
+        record(context, host, result)
     driver_notifications.ended(context, 'uninstall', host, entry['name'],
                                lambda: driver_entry(context, host, name))
 
 
-def update(context, host, name, agent_api, image_id=None):
+def update(context, host, name, agent_api, image_id=None, owner=None):
     """Have an agent update a driver (and its devices' image); its entry
-    with the devices that changed."""
+    with the devices that changed. Its devices are claimed meanwhile."""
     entry = driver_entry(context, host, name)
     if not entry['enabled']:
         raise exception.DriverNotEnabled(name=name, host=host)
     if image_id is not None:
         image_id = hostwork.resolve_image(image_id)
-        # NOTE(conductor): as programming one deployable, an image is
-        # never loaded under an instance or a host using the devices.
-        _check_free(context, host, entry)
-    before = snapshot(context, host)
-    try:
-        result = _on_agent(context, 'update', host, entry['name'],
-                           agent_api.update_driver, context, host,
-                           entry['name'], image_id, image_id=image_id)
-    except exception.DriverError as exc:
-        raise exception.DriverUpdateFailed(
-            name=entry['name'], host=host,
-            reason=exception.message_of(exc)) from exc
-    record(context, host, result)
+    with claims.held(context, _devices(context, host, name),
+                     claims.DRIVER_UPDATE, owner):
+        if image_id is not None:
+            # NOTE(conductor): as programming one deployable, an image is
+            # never loaded under an instance or a host using the devices.
+            _check_free(context, host, entry)
+        before = snapshot(context, host)
+        try:
+            result = _on_agent(context, 'update', host, entry['name'],
+                               agent_api.update_driver, context, host,
+                               entry['name'], image_id, image_id=image_id)
+        except exception.DriverError as exc:
+            raise exception.DriverUpdateFailed(
+                name=entry['name'], host=host,
+                reason=exception.message_of(exc)) from exc
+        record(context, host, result)
     entry = driver_entry(context, host, name)
     entry['changes'] = changes(before, snapshot(context, host))
     driver_notifications.ended(context, 'update', host, entry['name'], entry,

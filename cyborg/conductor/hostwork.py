@@ -1,6 +1,6 @@
 """Host-side work through the agents: programming, and handles at bind."""
 
-from oslo_concurrency import lockutils
+from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
@@ -9,9 +9,11 @@ from cyborg import states
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import binding
+from cyborg.conductor import claims
 from cyborg.db import deployables as deployable_db
 from cyborg.notifications import program as program_notifications
 
+CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
 BITSTREAM_ID = 'accel:bitstream_id'
@@ -70,15 +72,19 @@ def resolve_image(image_id, glance=None):
     return glance.image(image_id)['id']
 
 
-def program(context, deployable_uuid, image_id, agent_api, glance=None):
-    """Program a deployable no instance uses (the operator's PATCH).
+def program(context, deployable_uuid, image_id, agent_api, glance=None,
+            owner=None):
+    """Program a deployable no instance uses (the operator's PATCH), its
+    device claimed by conductor ``owner`` meanwhile.
 
     :raises DeployableNotFound, DeployableInUse, ImageNotFound,
         ImageUnavailable, AgentUnavailable, ProgrammingFailed,
         DriverOperationNotSupported: the database is unchanged.
+    :raises DeviceClaimed: another workflow holds the device.
     """
     image_id = resolve_image(image_id, glance)
-    with lockutils.lock('program-%s' % deployable_uuid):
+    device_uuid = _target(context, deployable_uuid)['device_uuid']
+    with claims.held(context, device_uuid, claims.PROGRAM, owner):
         target = _target(context, deployable_uuid)
         if target['in_use']:
             raise exception.DeployableInUse(uuid=deployable_uuid,
@@ -86,10 +92,12 @@ def program(context, deployable_uuid, image_id, agent_api, glance=None):
         _program(context, target, image_id, agent_api)
 
 
-def bind(context, job, agent_api, glance=None):
+def bind(context, job, agent_api, glance=None, owner=None):
     """Program the deployable if the group asks, then prepare the handle.
 
     :param job: what ``binding.bind_job`` returned.
+    :param owner: the conductor running the bind (its device's claim is
+        made in that name while it is programmed).
     :returns: whether the ARQ can be Bound (failures are logged).
     """
     dep, handle = job['deployable'], job['handle']
@@ -97,9 +105,12 @@ def bind(context, job, agent_api, glance=None):
         if BITSTREAM_ID in job['group'] or FUNCTION_ID in job['group']:
             image_id = wanted_image(job['group'],
                                     glance or glance_client.GlanceClient())
+            device_uuid = _target(context, dep['uuid'])['device_uuid']
             # NOTE(hostwork): ARQs of one instance on one deployable load
-            # the image once; the others find it there.
-            with lockutils.lock('program-%s' % dep['uuid']):
+            # the image once; the others wait for the claim (as long as
+            # a programming may take) and find the image there.
+            with claims.held(context, device_uuid, claims.PROGRAM, owner,
+                             wait=CONF.conductor.program_timeout):
                 current = _target(context, dep['uuid'])
                 if image_id != current['bitstream_id']:
                     others = binding.others(context, job['uuid'])

@@ -6,6 +6,7 @@ import oslo_messaging as messaging
 
 from cyborg import exception
 from cyborg import states
+from cyborg.conductor import claims
 from cyborg.conductor import inventory
 from cyborg.db import api as dbapi
 from cyborg.db import device_health
@@ -31,15 +32,24 @@ def _swap(context, uuid, expected, status, reason=None):
     return swapped
 
 
-def activate(context, uuid, agent_api):
+def activate(context, uuid, agent_api, owner=None):
     """Run the driver's install step on the device's host; make it ready.
+    The device is claimed by conductor ``owner`` meanwhile.
 
     :raises DeviceNotFound: no such device.
+    :raises DeviceClaimed: another workflow holds the device.
     :raises DeviceStateConflict: the device is not inactive.
     :raises AgentUnavailable: the agent did not answer; the device stays
         inactive.
     """
     device = dbapi.devices.get(context, uuid)
+    with claims.held(context, uuid, claims.ACTIVATE, owner):
+        _activate(context, device, agent_api)
+    return dbapi.devices.get(context, uuid)
+
+
+def _activate(context, device, agent_api):
+    uuid = device.uuid
     if not _swap(context, uuid, states.DEVICE_INACTIVE,
                  states.DEVICE_ACTIVATING):
         current = dbapi.devices.get(context, uuid)
@@ -64,7 +74,6 @@ def activate(context, uuid, agent_api):
     else:
         _swap(context, uuid, states.DEVICE_ACTIVATING, states.DEVICE_READY)
         LOG.info('Device %s on %s is ready', uuid, device.hostname)
-    return dbapi.devices.get(context, uuid)
 
 
 MAINTAINING_FROM = states.MAINTAINING_FROM
@@ -94,7 +103,7 @@ def disable(context, uuid):
     return dbapi.devices.get(context, uuid)
 
 
-def enable(context, uuid, agent_api):
+def enable(context, uuid, agent_api, owner=None):
     """Make a device usable again (upstream's enable, microversion 2.3).
 
     It cancels a drain. From maintenance it returns to the status it had
@@ -135,7 +144,7 @@ def enable(context, uuid, agent_api):
                 expected=states.DEVICE_MAINTAINING, action='enable')
         if back == states.DEVICE_READY:
             return dbapi.devices.get(context, uuid)
-    return activate(context, uuid, agent_api)
+    return activate(context, uuid, agent_api, owner)
 
 
 def drain(context, uuid):

@@ -15,6 +15,7 @@ from cyborg.conductor import attributes
 from cyborg.conductor import binding
 from cyborg.conductor import binds
 from cyborg.conductor import cache
+from cyborg.conductor import claims
 from cyborg.conductor import coalesce
 from cyborg.conductor import driver_admin
 from cyborg.conductor import explain
@@ -94,6 +95,9 @@ class ConductorManager:
         lifecycle.recover_activations(context,
                                       CONF.conductor.agent_rpc_timeout)
         self._heartbeat()
+        # NOTE(conductor): what a former process of this host claimed is
+        # abandoned: nothing of this one runs yet.
+        claims.clear_stale(context, BINARY, self.host, at_start=True)
         taken = takeover.adopt(context, self, BINARY, at_start=True)
         if taken:
             LOG.warning('Finished %d binds or unbinds that stopped '
@@ -128,11 +132,14 @@ class ConductorManager:
         scrub.run(context, self.host, self.agent_api)
 
     def _take_over(self):
-        """Adopt the ARQ work of conductors that stopped heartbeating."""
+        """Adopt the ARQ work of conductors that stopped heartbeating;
+        clear their device claims."""
         context = cyborg_context.get_admin_context()
         if self.sight.steady_for(CONF.conductor.takeover_after):
             takeover.adopt(context, self, BINARY)
+            claims.clear_stale(context, BINARY, self.host)
         takeover.resume(context, self)
+        claims.clear_forgotten(context, self.host)
         # NOTE(conductor): an activation is one agent call, bounded by
         # agent_rpc_timeout: one older than that has no live conductor.
         lifecycle.recover_activations(
@@ -222,7 +229,8 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def activate_device(self, context, uuid):
-        device = lifecycle.activate(context, uuid, self.agent_api)
+        device = lifecycle.activate(context, uuid, self.agent_api,
+                                    owner=self.host)
         return self._changed(context, device)
 
     @messaging.expected_exceptions(exception.CyborgException)
@@ -232,14 +240,16 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def set_device_mode(self, context, uuid, mode):
-        device = modes.set_mode(context, uuid, mode, self.agent_api)
+        device = modes.set_mode(context, uuid, mode, self.agent_api,
+                                owner=self.host)
         return device_obj.Device._from_db_object(
             device_obj.Device(context), device, context)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def set_device_enabled(self, context, uuid, enabled):
         if enabled:
-            device = lifecycle.enable(context, uuid, self.agent_api)
+            device = lifecycle.enable(context, uuid, self.agent_api,
+                                      owner=self.host)
         else:
             device = lifecycle.disable(context, uuid)
         return self._changed(context, device)
@@ -320,7 +330,8 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def program_deployable(self, context, uuid, image_id):
-        hostwork.program(context, uuid, image_id, self.agent_api)
+        hostwork.program(context, uuid, image_id, self.agent_api,
+                         owner=self.host)
         return deployable_obj.Deployable.get(context, uuid)
 
 
@@ -388,16 +399,18 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def install_driver(self, context, host, name):
-        return driver_admin.install(context, host, name, self.agent_api)
+        return driver_admin.install(context, host, name, self.agent_api,
+                                    owner=self.host)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def uninstall_driver(self, context, host, name):
-        driver_admin.uninstall(context, host, name, self.agent_api)
+        driver_admin.uninstall(context, host, name, self.agent_api,
+                               owner=self.host)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def update_driver(self, context, host, name, image_id=None):
         return driver_admin.update(context, host, name, self.agent_api,
-                                   image_id)
+                                   image_id, owner=self.host)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def list_services(self, context, host=None, driver_name=None):

@@ -14,6 +14,7 @@ import oslo_messaging as messaging
 
 from cyborg import exception
 from cyborg import states
+from cyborg.conductor import claims
 from cyborg.conductor import lifecycle
 from cyborg.db import api as dbapi
 from cyborg.db import modes as mode_db
@@ -34,11 +35,13 @@ def _address(context, device):
     return '%(domain)s:%(bus)s:%(device)s.%(function)s' % info
 
 
-def set_mode(context, uuid, mode, agent_api):
-    """Switch a device to ``mode`` (one of its ``modes``).
+def set_mode(context, uuid, mode, agent_api, owner=None):
+    """Switch a device to ``mode`` (one of its ``modes``), the device
+    claimed by conductor ``owner`` meanwhile.
 
     :returns: the device row, in its new mode.
     :raises DeviceNotFound, DeviceModeNotOffered, DeviceStateConflict.
+    :raises DeviceClaimed: another workflow holds the device.
     :raises DeviceModeInUse: ARQs are bound to it (the message lists them).
     :raises DeviceHoldsVgpus: mediated devices are left on it (listed).
     :raises DeviceModeSwitchFailed: the agent could not switch; nothing
@@ -46,6 +49,11 @@ def set_mode(context, uuid, mode, agent_api):
     :raises AgentUnavailable: the agent did not answer; nothing changed
         that a later switch cannot finish.
     """
+    with claims.held(context, uuid, claims.MODE_SWITCH, owner):
+        return _switch(context, uuid, mode, agent_api)
+
+
+def _switch(context, uuid, mode, agent_api):
     device, previous = mode_db.start(context, uuid, mode)
     if previous is None:
         return device

@@ -5,6 +5,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from cyborg import exception
+from cyborg.conductor import claims
 from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.db import api as dbapi
@@ -25,8 +26,26 @@ def run(context, host, agent_api):
     """Claim the scrubs no live conductor runs and run them; how many."""
     jobs = scrubs.claim(context, host, stale_after())
     for job in jobs:
-        _scrub(context, job, agent_api)
+        _claimed(context, job, agent_api, host)
     return len(jobs)
+
+
+def _claimed(context, job, agent_api, host):
+    """Scrub under the claim of the job's device, which every other
+    host-side workflow takes too; a device another holds is scrubbed by
+    a later pass."""
+    # NOTE(scrub): the job (cleaning_since, scrub_owner) is the queue of
+    # what must be scrubbed, kept until done; the device claim is what
+    # keeps a programming, a driver update or a mode switch off the
+    # device while the agent scrubs.
+    try:
+        with claims.held(context, job['device_uuid'], claims.SCRUB, host):
+            _scrub(context, job, agent_api)
+    except exception.DeviceClaimed as exc:
+        # NOTE(scrub): only the claim raises it; _scrub raises nothing.
+        scrubs.put_back(context, job)
+        LOG.info('Scrub of %s waits for the next pass: %s', job['name'],
+                 exception.message_of(exc))
 
 
 def _tell(context, job, agent_api):

@@ -40,6 +40,17 @@ fake_opts = [
              'attach_type) at bind, as a real driver creating a mediated '
              'device does. For tests that must catch a bind half-way '
              '(killing the conductor that runs it); 0 is at once.'),
+    cfg.FloatOpt(
+        'program_delay',
+        default=0.0,
+        min=0.0,
+        max=600.0,
+        help='Seconds the fake driver takes to program a simulated '
+             'deployable (it loads nothing; it logs the image and '
+             'sleeps), as loading a real FPGA bitstream takes a while. '
+             'For tests that must send a second request while the first '
+             'programming still runs (device claims across conductors); '
+             '0 is at once.'),
     cfg.StrOpt(
         'prepare_failure',
         default='',

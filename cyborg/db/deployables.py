@@ -23,6 +23,7 @@ def program_target(context, deployable_uuid):
     cpid = device.controlpath_ids[0]
     in_use = sum(1 for handle in dep.attach_handles if handle.in_use)
     return {'uuid': dep.uuid, 'name': dep.name, 'host': device.hostname,
+            'device_uuid': device.uuid,
             'driver_name': dep.driver_name or device.driver_name,
             'cpid': [cpid.cpid_type, cpid.cpid_info], 'in_use': in_use,
             'bitstream_id': dep.bitstream_id}

@@ -55,6 +55,7 @@ class Device(Base):
         sa.Index('devices_hostname_idx', 'hostname'),
         sa.Index('devices_health_idx', 'health'),
         sa.Index('devices_status_idx', 'status'),
+        sa.Index('devices_claimed_by_idx', 'claimed_by'),
         _TABLE_ARGS,
     )
 
@@ -97,6 +98,12 @@ class Device(Base):
     # Why the device offers nothing (no deployable), as its driver says;
     # NULL when it offers something.
     offer_reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # The claim on the device (cyborg.db.claims): the conductor running
+    # host-side work on it, which workflow, since when; NULL when free.
+    claimed_by: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    claimed_for: orm.Mapped[str | None] = orm.mapped_column(sa.String(30))
+    claimed_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime)
 
     deployables: orm.Mapped[list['Deployable']] = orm.relationship(
         back_populates='device', cascade='all, delete-orphan',

@@ -111,6 +111,21 @@ def finish(context, job):
 
 @db_session.retry_on_conflict
 @main.writer
+def put_back(context, job):
+    """Let go of ``job`` unrun (its device was claimed): the next
+    conductor's pass takes it.
+
+    :returns: False when another conductor took the job meanwhile.
+    """
+    dep = models.Deployable
+    return bool(context.session.execute(
+        sa.update(dep)
+        .where(dep.id == job['id'], dep.cleaning_since == job['since'])
+        .values(scrub_owner=None)).rowcount)
+
+
+@db_session.retry_on_conflict
+@main.writer
 def fail(context, job, reason):
     """The scrub of ``job`` failed: its device is held in error as failed,
     until an operator enables it.

@@ -77,6 +77,14 @@ class FakeDriver(base.AcceleratorDriver):
         if reason:
             raise exception.DriverError(driver=self.name, reason=reason)
 
+    def program(self, device, deployable, image_path):
+        """Take ``[fake_driver] program_delay``; load nothing (there is no
+        hardware), but log the programming, once per call."""
+        LOG.info('Programming %s with %s (simulated) takes %.1f s',
+                 deployable.name, image_path, CONF.fake_driver.program_delay)
+        time.sleep(CONF.fake_driver.program_delay)
+        LOG.info('Programmed %s (simulated)', deployable.name)
+
     def health(self, device):
         """Healthy, with no check run: the fake cards have no hardware."""
         return base.HEALTHY

@@ -57,6 +57,22 @@ def _reserved(deployment, rp_uuid):
     return inventory['reserved'] == inventory['total']
 
 
+def _update_driver(deployment):
+    """PATCH the fake driver (its agent re-reads its options); again
+    while the scrub the last delete started holds the device (409)."""
+    def updated():
+        resp = requests.patch('%s/v2/drivers/%s/fake_driver' % (
+            deployment.url, deployment.host), headers=V25, json={},
+            timeout=TIMEOUT)
+        if resp.status_code == 409 and 'running scrub' in resp.text:
+            return None
+        assert resp.status_code == 200, resp.text
+        return resp
+
+    processes.wait_for(updated, TIMEOUT, interval=0.5,
+                       what='the driver update')
+
+
 def _boot_and_delete(deployment):
     instance, arqs = notifications._boot(deployment, 1)
     assert {a['state'] for a in arqs} == {'Bound'}
@@ -114,8 +130,7 @@ def test_a_failed_scrub_fails_the_device(cloud):
     # An operator who fixed it returns it.
     notifications._set_option(agent_conf, 'fake_driver', 'scrub_failure',
                               '')
-    notifications._call('PATCH', '%s/v2/drivers/%s/fake_driver' % (
-        deployment.url, deployment.host), 200, headers=V25, json={})
+    _update_driver(deployment)
     resp = requests.post('%s/v2/devices/%s/enable' % (
         deployment.url, device['uuid']), headers=OPERATOR, timeout=TIMEOUT)
     assert resp.status_code == 204, resp.text

@@ -192,6 +192,15 @@ CALLS = {
     'attributes.remove':
         lambda m, c, w: lambda: m.remove(c, w['attribute'],
                                          lambda key: False),
+    'claims._claim':
+        lambda m, c, w: lambda: m._claim(c, [w['device']], 'program', 'ctl'),
+    'claims.release':
+        lambda m, c, w: lambda: m.release(c, [w['device']], 'program',
+                                          'ctl'),
+    'claims.clear_stale':
+        lambda m, c, w: lambda: m.clear_stale(c, 'cyborg-conductor', 60),
+    'claims.clear_forgotten':
+        lambda m, c, w: lambda: m.clear_forgotten(c, 'ctl', set(), 60),
     'deployables.set_bitstream':
         lambda m, c, w: lambda: m.set_bitstream(c, w['deployable'].uuid,
                                                 str(uuid.uuid4())),
@@ -234,6 +243,7 @@ CALLS = {
     'scrubs.claim': lambda m, c, w: lambda: m.claim(c, 'ctl', 60),
     'scrubs.finish': lambda m, c, w: lambda: m.finish(c, _job()),
     'scrubs.fail': lambda m, c, w: lambda: m.fail(c, _job(), 'reason'),
+    'scrubs.put_back': lambda m, c, w: lambda: m.put_back(c, _job()),
     'services.heartbeat':
         lambda m, c, w: lambda: m.heartbeat(c, 'ctl', 'cyborg-conductor',
                                             clock_skew=0.5),
