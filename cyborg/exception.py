@@ -494,7 +494,7 @@ class DeadlineExceeded(ServiceUnavailable, code='cyborg.deadline.exceeded'):
                '%(late)s seconds ago. Nothing of it was done; retry it.')
 
 
-class DeviceClaimed(Conflict):
+class DeviceClaimed(Conflict, code='cyborg.device.claimed'):
     """Another workflow runs host-side work on the device (a claim in the
     database, cyborg.db.claims); nothing was done."""
 
