@@ -12,7 +12,7 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import policy
 from cyborg import states
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import binding
 from cyborg.conductor import inventory
 from cyborg.conductor import manager

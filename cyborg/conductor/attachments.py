@@ -4,8 +4,8 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg import states
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import binding
 from cyborg.conductor import hostwork
 from cyborg.conductor import quota

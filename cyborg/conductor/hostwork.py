@@ -6,8 +6,8 @@ import oslo_messaging as messaging
 
 from cyborg import exception
 from cyborg import states
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance as glance_client
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import binding
 from cyborg.conductor import claims
 from cyborg.db import deployables as deployable_db

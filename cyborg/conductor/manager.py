@@ -7,9 +7,9 @@ import oslo_messaging as messaging
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import version
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova as nova_client
 from cyborg.conductor import accelerators
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import attachments
 from cyborg.conductor import attributes
 from cyborg.conductor import binding
