@@ -29,7 +29,8 @@ BINARY = 'cyborg-agent'
 
 
 class AgentManager(reporting.Reporter, agent_modes.ModeSwitcher):
-    """Endpoints of ``cyborg.agent.rpcapi.AgentAPI`` and the report loop."""
+    """Endpoints of ``cyborg.conductor.agent_rpcapi.AgentAPI``, and the
+    report loop."""
 
     target = messaging.Target(version='1.9')
 

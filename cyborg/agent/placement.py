@@ -7,7 +7,7 @@ from cyborg import exception
 from cyborg.agent import cache as report_cache
 from cyborg.agent import provider_plan
 from cyborg.clients import placement as placement_client
-from cyborg.conductor import decisions
+from cyborg.common import decisions
 from cyborg.drivers import report
 
 CONF = cfg.CONF

@@ -1,6 +1,6 @@
 """The providers and inventories Placement should hold for this host."""
 
-from cyborg.conductor import decisions
+from cyborg.common import decisions
 from cyborg.drivers import report
 
 

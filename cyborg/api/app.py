@@ -155,9 +155,9 @@ def init_application(argv=None, default_config_files=None):
     # conductor, by object indirection.
     from cyborg import rpc
     from cyborg import service
+    from cyborg.conductor import indirection_client
     from cyborg.conductor import rpcapi as conductor_rpcapi
     from cyborg.objects import base as objects_base
-    from cyborg.objects import indirection
 
     service.prepare_service([] if argv is None else argv,
                             default_config_files=default_config_files)
@@ -165,7 +165,7 @@ def init_application(argv=None, default_config_files=None):
     conf.log_opt_values(LOG, logging.DEBUG)
     rpc.init(conf)
     objects_base.CyborgObject.indirection_api = (
-        indirection.ConductorIndirectionAPI(conductor_rpcapi.for_api))
+        indirection_client.ConductorIndirectionAPI(conductor_rpcapi.for_api))
     LOG.info('Cyborg API %s starting; microversions %s to %s.',
              version.version_string(), microversion.MIN_VERSION_STRING,
              microversion.MAX_VERSION_STRING)

@@ -8,9 +8,9 @@ from cyborg import exception
 from cyborg import service
 from cyborg.agent import manager
 from cyborg.agent import metrics
-from cyborg.agent import rpcapi
+from cyborg.conductor import agent_rpcapi
+from cyborg.conductor import indirection_client
 from cyborg.objects import base as objects_base
-from cyborg.objects import indirection
 
 CONF = cfg.CONF
 
@@ -20,10 +20,10 @@ def main(argv=None):
     # NOTE(agent): the agent holds no database credentials; every object
     # method it calls runs in a conductor.
     objects_base.CyborgObject.indirection_api = (
-        indirection.ConductorIndirectionAPI())
+        indirection_client.ConductorIndirectionAPI())
     try:
         found = manager.AgentManager(CONF.host)
-        agent = service.RPCService(found, rpcapi.TOPIC, CONF.host,
+        agent = service.RPCService(found, agent_rpcapi.TOPIC, CONF.host,
                                    manager.BINARY)
         # NOTE(metrics): started after the RPC service, so stopped first.
         service.run(agent, *metrics.services(found))

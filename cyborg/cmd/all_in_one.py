@@ -11,9 +11,9 @@ from cyborg import service
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import metrics as agent_metrics
 from cyborg.agent import placement as agent_placement
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.api import app as api_app
 from cyborg.clients import placement as placement_client
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import outage
 from cyborg.conf import api as api_conf

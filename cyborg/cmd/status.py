@@ -12,12 +12,12 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import policy
 from cyborg import states
-from cyborg.agent import rpcapi as agent_rpcapi
-from cyborg.conductor import binding
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import inventory
 from cyborg.conductor import manager
 from cyborg.conductor import orphans
 from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 from cyborg.objects import service as service_obj
@@ -179,8 +179,8 @@ class Checks(upgradecheck.UpgradeCommands):
         if not_checked:
             return not_checked
         age = CONF.conductor.arq_stuck_after
-        count, uuids = binding.stuck(cyborg_context.get_admin_context(), age,
-                                     LISTED)
+        count, uuids = arq_store.stuck(cyborg_context.get_admin_context(), age,
+                                       LISTED)
         if not count:
             return Result(Code.SUCCESS)
         return Result(

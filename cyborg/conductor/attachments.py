@@ -4,11 +4,11 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg import states
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
-from cyborg.conductor import binding
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import hostwork
 from cyborg.conductor import quota
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import quota_usage
 from cyborg.notifications import arq as arq_notifications
 
@@ -139,21 +139,21 @@ def _bind(context, job, conductor, recheck):
     undo everything)."""
     arq, instance = job['arq_uuid'], job['target']
     if job['deployable'] is None:
-        binding.bind_without_handle(context, arq, instance)
+        arq_store.bind_without_handle(context, arq, instance)
         conductor.tell_nova({arq: (instance, states.ARQ_BOUND)})
         return
-    if binding.start_bind_on(context, arq, instance,
-                             job['deployable']['uuid'],
-                             owner=conductor.host):
+    if arq_store.start_bind_on(context, arq, instance,
+                               job['deployable']['uuid'],
+                               owner=conductor.host):
         recheck()
         arq_notifications.bind_started(
-            context, lambda: [binding.get(context, arq)])
+            context, lambda: [arq_store.get(context, arq)])
         conductor.finish_binds(context, [arq])
     else:
         arq_notifications.bind_ended(
-            context, lambda: [binding.get(context, arq)], ok=False)
+            context, lambda: [arq_store.get(context, arq)], ok=False)
         conductor.finish_binds(context, [], failed={arq: instance})
-    state = binding.get(context, arq).state
+    state = arq_store.get(context, arq).state
     if state != states.ARQ_BOUND:
         raise exception.AttachFailed(
             uuid=job['uuid'],

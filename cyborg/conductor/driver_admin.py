@@ -6,8 +6,8 @@ from concurrent import futures
 from oslo_log import log as logging
 
 from cyborg import exception
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import accelerators
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import claims
 from cyborg.conductor import hostwork
 from cyborg.db import claims as claim_db

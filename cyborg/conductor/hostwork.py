@@ -6,10 +6,10 @@ import oslo_messaging as messaging
 
 from cyborg import exception
 from cyborg import states
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance as glance_client
-from cyborg.conductor import binding
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import claims
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import deployables as deployable_db
 from cyborg.notifications import program as program_notifications
 
@@ -95,7 +95,7 @@ def program(context, deployable_uuid, image_id, agent_api, glance=None,
 def bind(context, job, agent_api, glance=None, owner=None):
     """Program the deployable if the group asks, then prepare the handle.
 
-    :param job: what ``binding.bind_job`` returned.
+    :param job: what ``arq_store.bind_job`` returned.
     :param owner: the conductor running the bind (its device's claim is
         made in that name while it is programmed).
     :returns: whether the ARQ can be Bound (failures are logged).
@@ -113,7 +113,7 @@ def bind(context, job, agent_api, glance=None, owner=None):
                              wait=CONF.conductor.program_timeout):
                 current = _target(context, dep['uuid'])
                 if image_id != current['bitstream_id']:
-                    others = binding.others(context, job['uuid'])
+                    others = arq_store.others(context, job['uuid'])
                     if others:
                         raise exception.DeployableInUse(
                             uuid=dep['uuid'], count=others)

@@ -1,5 +1,5 @@
 """Running remotable object methods for the API and agents (the conductor
-side of ``cyborg.objects.indirection``)."""
+side of ``cyborg.conductor.indirection_client``)."""
 
 from cyborg.objects import base as objects_base
 

@@ -7,13 +7,11 @@ import oslo_messaging as messaging
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import version
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova as nova_client
 from cyborg.conductor import accelerators
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import attachments
 from cyborg.conductor import attributes
-from cyborg.conductor import binding
-from cyborg.conductor import binds
 from cyborg.conductor import cache
 from cyborg.conductor import claims
 from cyborg.conductor import coalesce
@@ -32,6 +30,8 @@ from cyborg.conductor import scrub
 from cyborg.conductor import skew
 from cyborg.conductor import takeover
 from cyborg.conductor import telemetry
+from cyborg.conductor.bind import store as arq_store
+from cyborg.conductor.bind import workflow as bind_workflow
 from cyborg.db import api as dbapi
 from cyborg.db import migration
 from cyborg.notifications import arq as arq_notifications
@@ -262,37 +262,37 @@ class ConductorManager:
 
     @messaging.expected_exceptions(exception.CyborgException)
     def create_arqs(self, context, profile_name, project_id, key=None):
-        return binding.create(context, profile_name, project_id, key)
+        return arq_store.create(context, profile_name, project_id, key)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def get_arq(self, context, uuid, project_id=None):
-        return binding.get(context, uuid, project_id)
+        return arq_store.get(context, uuid, project_id)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def list_arqs(self, context, project_id=None, instance_uuid=None,
                   resolved=False, paging=None):
-        return binds.list_arqs(context, project_id, instance_uuid, resolved,
-                               paging)
+        return bind_workflow.list_arqs(context, project_id, instance_uuid,
+                                       resolved, paging)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def bind_arqs(self, context, bindings, project_id=None):
-        return binds.start(context, bindings, project_id, self.host)
+        return bind_workflow.start(context, bindings, project_id, self.host)
 
     def finish_binds(self, context, uuids, failed=None):
         """Host-side work of each bind, then Bound, then Nova's event."""
-        binds.finish(context, uuids, failed, self.host, self.agent_api,
-                     self.nova)
+        bind_workflow.finish(context, uuids, failed, self.host, self.agent_api,
+                             self.nova)
 
     def tell_nova(self, results):
         """Nova's events; ``results``: uuid -> (instance, state)."""
-        return binds.tell_nova(self.nova, results)
+        return bind_workflow.tell_nova(self.nova, results)
 
     @messaging.expected_exceptions(exception.CyborgException)
     def unbind_arqs(self, context, uuids, project_id=None):
         bound = notifications.collect(
-            lambda: binds.arqs(context, uuids, project_id))
-        released = binding.unbind(context, uuids, project_id,
-                                  owner=self.host)
+            lambda: bind_workflow.arqs(context, uuids, project_id))
+        released = arq_store.unbind(context, uuids, project_id,
+                                    owner=self.host)
         takeover.finish_unbind(context, uuids, self, released)
         arq_notifications.unbound(context, bound)
         lifecycle.settle_drains(context)
@@ -301,8 +301,8 @@ class ConductorManager:
     @messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, uuids=None, instance_uuid=None,
                     project_id=None, bound_ok=True):
-        count = binds.delete(context, uuids, instance_uuid, project_id,
-                             bound_ok, self.agent_api)
+        count = bind_workflow.delete(context, uuids, instance_uuid, project_id,
+                                     bound_ok, self.agent_api)
         lifecycle.settle_drains(context)
         self._scrub_later(context)
         return count

@@ -10,7 +10,7 @@ every conductor's periodic task, each orphan once (cyborg.db.orphans).
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from cyborg.conductor import binding
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import orphans as orphans_db
 from cyborg.notifications import arq as arq_notifications
 
@@ -52,7 +52,7 @@ def remove(context):
                      {'count': len(gone), 'age': age,
                       'uuids': ', '.join(v['uuid'] for v in gone)})
             arq_notifications.deleted(
-                context, [binding.to_object(context, v) for v in gone])
+                context, [arq_store.to_object(context, v) for v in gone])
             removed.extend(v['uuid'] for v in gone)
         if len(gone) < BATCH:
             break

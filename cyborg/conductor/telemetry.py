@@ -4,7 +4,7 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg import states
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
 from cyborg.db import api as dbapi
 
 LOG = logging.getLogger(__name__)

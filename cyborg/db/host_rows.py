@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from cyborg import states
-from cyborg.conductor import decisions
+from cyborg.common import decisions
 from cyborg.db import clock
 from cyborg.db import device_health
 from cyborg.db import models

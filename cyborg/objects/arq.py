@@ -12,7 +12,7 @@ class AcceleratorRequest(base.CyborgObject, base.CyborgPersistentObject,
     """An ARQ with what clients see of its profile and attach handle.
 
     The conductor builds these from one joined query
-    (``cyborg.conductor.binding``); the API never writes them directly.
+    (``cyborg.conductor.bind.store``); the API never writes them directly.
     """
 
     # Version 1.0: Initial version

@@ -80,8 +80,8 @@ import cyborg  # noqa: F401 (selects the threading backend)
 from cyborg import conf as cyborg_conf  # noqa: F401 (registers options)
 from cyborg import objects
 from cyborg import rpc
+from cyborg.conductor import indirection_client
 from cyborg.objects import base as objects_base
-from cyborg.objects import indirection
 from cyborg.tests import backends
 
 CONF = cfg.CONF
@@ -299,7 +299,7 @@ def configure_agents(concurrency):
     objects.register_all()
     # NOTE(bench): as cyborg-agent: every object method runs in a conductor.
     objects_base.CyborgObject.indirection_api = (
-        indirection.ConductorIndirectionAPI())
+        indirection_client.ConductorIndirectionAPI())
     CONF.set_override('enabled_drivers', ['fake_driver'], group='agent')
     CONF.set_override('report_interval', 3600, group='agent')
     # NOTE(bench): 0 heals only at start: the bootstorm's first report.

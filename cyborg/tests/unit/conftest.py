@@ -9,7 +9,7 @@ import pytest
 from cyborg import rpc
 from cyborg import service
 from cyborg.agent import manager as agent_manager
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import manager as conductor_manager
 from cyborg.drivers import nvml
 from cyborg.drivers import sysfs

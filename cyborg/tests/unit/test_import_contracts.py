@@ -108,11 +108,11 @@ def test_the_conductor_writes_no_sql(full_graph):
 
 
 def test_sql_check_catches_a_violation(full_graph):
-    full_graph.add_import(importer='cyborg.conductor.binding',
+    full_graph.add_import(importer='cyborg.conductor.bind.store',
                           imported='cyborg.db.models')
     try:
         assert conductor_sql_importers(full_graph) == {
-            ('cyborg.conductor.binding', 'cyborg.db.models')}
+            ('cyborg.conductor.bind.store', 'cyborg.db.models')}
     finally:
-        full_graph.remove_import(importer='cyborg.conductor.binding',
+        full_graph.remove_import(importer='cyborg.conductor.bind.store',
                                  imported='cyborg.db.models')

@@ -8,11 +8,11 @@ import pytest
 from cyborg import exception
 from cyborg import objects
 from cyborg import upgrade_levels
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
+from cyborg.conductor import indirection_client
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.objects import base
 from cyborg.objects import device
-from cyborg.objects import indirection
 from cyborg.objects import service
 
 
@@ -122,7 +122,7 @@ def test_serializer_backports_to_the_pins(ctx):
 
 def test_indirection_asks_for_pinned_versions(fake_rpc, override, ctx):
     override('conductor', '1.5', group='upgrade_levels')
-    api = indirection.ConductorIndirectionAPI()
+    api = indirection_client.ConductorIndirectionAPI()
     conductor = mock.Mock(object_versions=upgrade_levels.object_pins())
     api._client = conductor
     api.object_class_action_versions(
@@ -134,7 +134,7 @@ def test_indirection_asks_for_pinned_versions(fake_rpc, override, ctx):
 def test_list_view_of_a_pinned_conductor_is_built_from_list(
         fake_rpc, override, ctx, monkeypatch):
     override('conductor', '1.5', group='upgrade_levels')
-    api = indirection.ConductorIndirectionAPI()
+    api = indirection_client.ConductorIndirectionAPI()
     api._client = mock.Mock(object_versions=upgrade_levels.object_pins())
     dev = device.Device(ctx, uuid='359c0990-0258-44fd-8b05-fc510ac3d022',
                         type='GPU', vendor='0x10de', model='m',

@@ -58,7 +58,7 @@ def test_calls_of_an_older_conductor_work_as_before(stack, ctx):
 
 
 def test_the_arq_is_left_out_for_an_agent_before_1_5(ctx):
-    from cyborg.agent import rpcapi as agent_rpcapi
+    from cyborg.conductor import agent_rpcapi
 
     api = agent_rpcapi.AgentAPI.__new__(agent_rpcapi.AgentAPI)
     api.client = mock.Mock()

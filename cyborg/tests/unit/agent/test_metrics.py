@@ -21,7 +21,7 @@ import pytest
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg.agent import metrics
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
 from cyborg.drivers import fake
 from cyborg.drivers import report
 from cyborg.drivers import telemetry

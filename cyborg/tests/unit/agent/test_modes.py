@@ -9,7 +9,7 @@ import pytest
 from cyborg import exception
 from cyborg.agent import modes
 from cyborg.agent import reshape
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import api as dbapi
 from cyborg.tests.fixtures import nvidia_hosts as nv

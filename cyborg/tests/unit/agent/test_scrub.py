@@ -6,7 +6,7 @@ import pytest
 
 from cyborg import exception
 from cyborg.agent import driver_ops
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
 from cyborg.drivers import base
 
 HOST = 'node1'

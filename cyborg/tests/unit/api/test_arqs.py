@@ -10,7 +10,7 @@ import pytest
 from cyborg import context as cyborg_context
 from cyborg import policy
 from cyborg import states
-from cyborg.conductor import binding
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import api as dbapi
 from cyborg.tests import arq_rows
 from cyborg.tests import fake_services
@@ -180,7 +180,7 @@ def test_restarted_conductor_finishes_binds(api, node, ctx):
 
     (arq, _other) = _create(api)
     instance = str(uuid.uuid4())
-    started, failed = binding.start_bind(ctx, {arq['uuid']: {
+    started, failed = arq_store.start_bind(ctx, {arq['uuid']: {
         'hostname': 'node1', 'device_rp_uuid': node,
         'instance_uuid': instance}}, owner='ctl-gone')
     assert (started, failed) == ([arq['uuid']], [])
@@ -196,7 +196,7 @@ def test_a_provider_out_of_handles_fails_the_bind(api, node, ctx):
         headers=ADMIN)
     arqs = _create(api, 'many')
     instance = str(uuid.uuid4())
-    started, failed = binding.start_bind(ctx, {a['uuid']: {
+    started, failed = arq_store.start_bind(ctx, {a['uuid']: {
         'hostname': 'node1', 'device_rp_uuid': node,
         'instance_uuid': instance} for a in arqs})
     # NOTE(tests): concurrent binds are proven on MariaDB and PostgreSQL

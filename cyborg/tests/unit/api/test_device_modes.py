@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from cyborg import context as cyborg_context
 from cyborg import exception
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
 from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.tests import arq_rows

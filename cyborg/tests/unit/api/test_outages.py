@@ -111,12 +111,12 @@ def test_outage_is_503_with_retry_after(api, failing, override, route,
 
 
 def test_object_indirection_uses_the_api_client(api, monkeypatch):
-    from cyborg.objects import indirection
+    from cyborg.conductor import indirection_client
     made = []
     monkeypatch.setattr(rpcapi.ConductorAPI, '__init__',
                         lambda self, **kw: made.append(kw))
-    clients = [indirection.ConductorIndirectionAPI(rpcapi.for_api),
-               indirection.ConductorIndirectionAPI()]
+    clients = [indirection_client.ConductorIndirectionAPI(rpcapi.for_api),
+               indirection_client.ConductorIndirectionAPI()]
     assert all(client._conductor is not None for client in clients)
     assert made == [{'timeout': 10, 'retry': rpcapi.API_RETRY,
                      'reply_wait': 10, 'monitor': 4}, {}]

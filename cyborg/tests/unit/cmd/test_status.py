@@ -11,8 +11,8 @@ import sqlalchemy as sa
 
 from cyborg import states
 from cyborg.agent import manager as agent_manager
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.cmd import status
+from cyborg.conductor import agent_rpcapi
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import migration

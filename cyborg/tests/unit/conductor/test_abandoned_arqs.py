@@ -14,11 +14,11 @@ from cyborg import context as cyborg_context
 from cyborg import deadline
 from cyborg import exception
 from cyborg import states
-from cyborg.conductor import binding
 from cyborg.conductor import manager
 from cyborg.conductor import orphans
 from cyborg.conductor import quota
 from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import arqs as arq_db
 from cyborg.db import models
 from cyborg.db import orphans as orphans_db
@@ -57,7 +57,7 @@ def _age(db, uuids, seconds):
 
 
 def _created(ctx, db, age=0, project=P1):
-    uuids = [arq.uuid for arq in binding.create(ctx, 'fpga2', project)]
+    uuids = [arq.uuid for arq in arq_store.create(ctx, 'fpga2', project)]
     if age:
         _age(db, uuids, age)
     return uuids
@@ -87,7 +87,7 @@ def test_a_create_whose_caller_gave_up_writes_nothing(profile, db, caplog):
     ctx = _waiting(-1)
     with caplog.at_level(logging.INFO):
         with pytest.raises(exception.DeadlineExceeded):
-            binding.create(ctx, 'fpga2', P1)
+            arq_store.create(ctx, 'fpga2', P1)
     assert _rows(db) == {}
     (record,) = _dropped(caplog)
     assert ctx.request_id in record.getMessage()
@@ -124,7 +124,7 @@ def test_a_deadline_passing_in_the_quota_recheck_undoes_the_create(
     monkeypatch.setattr(quota, 'recheck', slow_recheck)
     with caplog.at_level(logging.INFO):
         with pytest.raises(exception.DeadlineExceeded):
-            binding.create(ctx, 'fpga2', P1)
+            arq_store.create(ctx, 'fpga2', P1)
     assert _rows(db) == {}
     assert len(_dropped(caplog)) == 1
 
@@ -281,9 +281,9 @@ def test_an_orphan_does_not_hold_its_projects_quota(profile, db, ctx,
     _created(ctx, db, age=HOUR + 60)
     fresh = _created(ctx, db)
     with pytest.raises(exception.QuotaExceeded):
-        binding.create(ctx, 'fpga2', P1)
+        arq_store.create(ctx, 'fpga2', P1)
     _age(db, fresh, HOUR + 60)
-    assert len(binding.create(ctx, 'fpga2', P1)) == 2
+    assert len(arq_store.create(ctx, 'fpga2', P1)) == 2
     override('orphan_arq_age', 0, group='conductor')
     with pytest.raises(exception.QuotaExceeded):
-        binding.create(ctx, 'fpga2', P1)
+        arq_store.create(ctx, 'fpga2', P1)

@@ -7,7 +7,7 @@ import pytest
 import sqlalchemy as sa
 
 from cyborg import states
-from cyborg.conductor import decisions
+from cyborg.common import decisions
 from cyborg.conductor import explain
 from cyborg.conductor import inventory
 from cyborg.db import models

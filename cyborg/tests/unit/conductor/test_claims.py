@@ -11,7 +11,6 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
-from cyborg.conductor import binding
 from cyborg.conductor import claims
 from cyborg.conductor import driver_admin
 from cyborg.conductor import hostwork
@@ -19,6 +18,7 @@ from cyborg.conductor import inventory
 from cyborg.conductor import lifecycle
 from cyborg.conductor import modes
 from cyborg.conductor import scrub
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import api as dbapi
 from cyborg.db import arqs as arq_db
 from cyborg.db import claims as claim_db
@@ -145,7 +145,7 @@ def test_program_of_a_claimed_device_is_refused(device, ctx, db):
 def _bind_job(ctx, db):
     (uuid,) = arq_rows.initial(db, 1)
     assert arq_rows.bind(ctx, db, [uuid]) == ([uuid], [])
-    job = binding.bind_job(ctx, uuid)
+    job = arq_store.bind_job(ctx, uuid)
     return dict(job, group={hostwork.BITSTREAM_ID: IMAGE})
 
 

@@ -11,10 +11,10 @@ import sqlalchemy as sa
 
 from cyborg import deadline
 from cyborg import states
-from cyborg.conductor import binding
 from cyborg.conductor import manager
 from cyborg.conductor import skew
 from cyborg.conductor import takeover
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.objects import service as service_obj
@@ -62,9 +62,9 @@ def clock(monkeypatch):
 
 
 def _started(ctx, deployable, owner):
-    arq = binding.create_for_attach(ctx, 'p1')
-    assert binding.start_bind_on(ctx, arq, str(uuid.uuid4()), deployable,
-                                 owner=owner)
+    arq = arq_store.create_for_attach(ctx, 'p1')
+    assert arq_store.start_bind_on(ctx, arq, str(uuid.uuid4()), deployable,
+                                   owner=owner)
     return arq
 
 

@@ -7,7 +7,7 @@
 import pytest
 
 from cyborg import states
-from cyborg.conductor import decisions
+from cyborg.common import decisions
 from cyborg.db import host_rows
 from cyborg.db import models
 from cyborg.drivers.report import DeviceKey

@@ -6,9 +6,9 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
-from cyborg.conductor import binding
 from cyborg.conductor import explain
 from cyborg.conductor import inventory
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.db import services as service_db
@@ -206,7 +206,7 @@ def test_reserved_capacity_counts(cloud, ctx):
 
 def test_quota_is_the_callers(cloud, ctx, override):
     override('limits', {'FPGA': '1'}, group='quota')
-    binding.create(ctx, 'fpga', 'p1')
+    arq_store.create(ctx, 'fpga', 'p1')
     assert set(_first(ctx, cloud, project='p1')[1]) == {
         ('quota_exhausted',
          'class:FPGA: limit 1, the project uses 1 and asks for 1')}

@@ -89,7 +89,7 @@ def test_unhealthy_device_is_error_until_healthy_long_enough(agent, ctx):
 
 def _no_ping_pong(monkeypatch):
     """Make the old conductor->agent->conductor activation fail loudly."""
-    from cyborg.agent import rpcapi as agent_rpcapi
+    from cyborg.conductor import agent_rpcapi
 
     def refused(*args, **kwargs):
         raise AssertionError('activation went through RPC')

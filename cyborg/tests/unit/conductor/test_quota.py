@@ -7,9 +7,9 @@ import sqlalchemy as sa
 
 from cyborg import exception
 from cyborg import states
-from cyborg.conductor import binding
 from cyborg.conductor import inventory
 from cyborg.conductor import quota
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import arqs as arq_db
 from cyborg.db import models
 from cyborg.db import quota_usage
@@ -58,10 +58,10 @@ def test_demand_of_a_profile(profiles, ctx):
 
 
 def test_usage_counts_a_unit_per_arq_per_class(profiles, ctx):
-    binding.create(ctx, 'fpga2', P1)
-    binding.create(ctx, 'fpga1-vgpu1', P1)
-    binding.create(ctx, 'mixed', P1)
-    binding.create(ctx, 'fpga2', P2)
+    arq_store.create(ctx, 'fpga2', P1)
+    arq_store.create(ctx, 'fpga1-vgpu1', P1)
+    arq_store.create(ctx, 'mixed', P1)
+    arq_store.create(ctx, 'fpga2', P2)
     assert quota_usage.usage(ctx, P1) == {'FPGA': 4, 'VGPU': 3}
     assert quota_usage.usage(ctx, P2) == {'FPGA': 2}
     assert quota_usage.usage(ctx, 'p3') == {}
@@ -90,7 +90,7 @@ def test_usage_counts_a_v1_attach_by_its_deployable_class(db, ctx):
 
 def test_unlimited_by_default(profiles, ctx, db):
     for _ in range(5):
-        binding.create(ctx, 'fpga2', P1)
+        arq_store.create(ctx, 'fpga2', P1)
     assert _count(db) == 10
     assert quota.limits(ctx, P1) == [
         {'resource': 'class:FPGA', 'resource_class': 'FPGA', 'limit': -1,
@@ -100,9 +100,9 @@ def test_unlimited_by_default(profiles, ctx, db):
 def test_flat_limits_refuse_what_would_go_over(profiles, ctx, db,
                                                override):
     override('limits', {'FPGA': '3', 'VGPU': '-1'}, group='quota')
-    binding.create(ctx, 'fpga2', P1)
+    arq_store.create(ctx, 'fpga2', P1)
     with pytest.raises(exception.QuotaExceeded) as caught:
-        binding.create(ctx, 'fpga2', P1)
+        arq_store.create(ctx, 'fpga2', P1)
     assert caught.value.message == (
         'Quota exceeded: class:FPGA has a limit of 3; project p1 uses 2 and '
         'asks for 2 more.')
@@ -110,8 +110,8 @@ def test_flat_limits_refuse_what_would_go_over(profiles, ctx, db,
         {'resource': 'class:FPGA', 'limit': 3, 'usage': 2, 'requested': 2}]
     assert _count(db, P1) == 2
     # another project has its own count; an unlimited class is not judged
-    binding.create(ctx, 'fpga2', P2)
-    binding.create(ctx, 'fpga1-vgpu1', P1)
+    arq_store.create(ctx, 'fpga2', P2)
+    arq_store.create(ctx, 'fpga1-vgpu1', P1)
     assert quota.limits(ctx, P1) == [
         {'resource': 'class:FPGA', 'resource_class': 'FPGA', 'limit': 3,
          'usage': 3},
@@ -122,7 +122,7 @@ def test_flat_limits_refuse_what_would_go_over(profiles, ctx, db,
 def test_every_limit_gone_over_is_named(profiles, ctx, override):
     override('limits', {'FPGA': '0', 'VGPU': '1'}, group='quota')
     with pytest.raises(exception.QuotaExceeded) as caught:
-        binding.create(ctx, 'mixed', P1)
+        arq_store.create(ctx, 'mixed', P1)
     assert [item['resource'] for item in caught.value.kwargs['over']] == [
         'class:FPGA', 'class:VGPU']
 
@@ -131,7 +131,7 @@ def test_the_403_survives_rpc(profiles, ctx, override):
     """What the API gets back from the conductor over oslo.messaging."""
     override('limits', {'FPGA': '1'}, group='quota')
     with pytest.raises(exception.QuotaExceeded) as caught:
-        binding.create(ctx, 'fpga2', P1)
+        arq_store.create(ctx, 'fpga2', P1)
     remote = type(caught.value)(caught.value.message, **caught.value.kwargs)
     assert remote.message == caught.value.message
     assert remote.kwargs['over'] == caught.value.kwargs['over']
@@ -158,7 +158,7 @@ def test_the_recheck_undoes_a_request_a_concurrent_one_overtook(
     override('limits', {'FPGA': '3'}, group='quota')
     raced = _racing(monkeypatch, ctx)
     with pytest.raises(exception.QuotaExceeded) as caught:
-        binding.create(ctx, 'fpga2', P1)
+        arq_store.create(ctx, 'fpga2', P1)
     assert caught.value.kwargs['over'] == [
         {'resource': 'class:FPGA', 'limit': 3, 'usage': 4, 'requested': 0}]
     # only the concurrent request's ARQs are left: never over the limit
@@ -173,13 +173,13 @@ def test_without_the_recheck_concurrent_requests_overshoot(
     override('limits', {'FPGA': '3'}, group='quota')
     override('recheck_quota', False, group='quota')
     _racing(monkeypatch, ctx)
-    binding.create(ctx, 'fpga2', P1)
+    arq_store.create(ctx, 'fpga2', P1)
     assert _count(db, P1) == 4
 
 
 def test_no_project_no_quota(profiles, ctx, override):
     override('limits', {'FPGA': '0'}, group='quota')
-    assert len(binding.create(ctx, 'fpga2', None)) == 2
+    assert len(arq_store.create(ctx, 'fpga2', None)) == 2
 
 
 @pytest.fixture
@@ -197,15 +197,15 @@ def unified(override):
 
 def test_unified_limits_registered_and_per_project(profiles, ctx, db,
                                                    unified):
-    binding.create(ctx, 'fpga2', P1)
+    arq_store.create(ctx, 'fpga2', P1)
     with pytest.raises(exception.QuotaExceeded) as caught:
-        binding.create(ctx, 'fpga1-vgpu1', P1)
+        arq_store.create(ctx, 'fpga1-vgpu1', P1)
     assert caught.value.kwargs['over'] == [
         {'resource': 'class:FPGA', 'limit': 2, 'usage': 2, 'requested': 1}]
-    binding.create(ctx, 'fpga2', P2)
-    binding.create(ctx, 'fpga2', P2)
+    arq_store.create(ctx, 'fpga2', P2)
+    arq_store.create(ctx, 'fpga2', P2)
     with pytest.raises(exception.QuotaExceeded):
-        binding.create(ctx, 'fpga2', P2)
+        arq_store.create(ctx, 'fpga2', P2)
     assert _count(db, P2) == 4
     assert quota.limits(ctx, P2) == [
         {'resource': 'class:FPGA', 'resource_class': 'FPGA', 'limit': 5,
@@ -218,7 +218,7 @@ def test_a_class_without_a_registered_limit_has_none(profiles, ctx,
                                                      unified):
     _profile(ctx, 'qat', {'resources:CUSTOM_QAT': '1'})
     with pytest.raises(exception.QuotaExceeded) as caught:
-        binding.create(ctx, 'qat', P1)
+        arq_store.create(ctx, 'qat', P1)
     assert caught.value.kwargs['over'][0]['limit'] == 0
 
 
@@ -235,7 +235,7 @@ def test_keystone_out_of_reach_is_a_503(profiles, ctx, override,
 
     monkeypatch.setattr(oslo_limit, '_get_keystone_connection', unreachable)
     with pytest.raises(exception.QuotaUnavailable) as caught:
-        binding.create(ctx, 'fpga2', P1)
+        arq_store.create(ctx, 'fpga2', P1)
     assert 'Unable to establish connection' in caught.value.message
 
 
@@ -273,11 +273,11 @@ def _arq_rows(db, arqs):
 def test_a_move_is_checked_against_the_receiving_project(
         profiles, deployable, ctx, db, override):
     override('limits', {'FPGA': '3'}, group='quota')
-    binding.create(ctx, 'fpga2', P2)
-    arqs = binding.create(ctx, 'fpga2', P1)
+    arq_store.create(ctx, 'fpga2', P2)
+    arqs = arq_store.create(ctx, 'fpga2', P1)
     before = _arq_rows(db, arqs)
     with pytest.raises(exception.QuotaExceeded) as caught:
-        binding.start_bind(ctx, _moving(arqs, deployable, P2))
+        arq_store.start_bind(ctx, _moving(arqs, deployable, P2))
     assert caught.value.kwargs['over'] == [
         {'resource': 'class:FPGA', 'limit': 3, 'usage': 2, 'requested': 2}]
     assert caught.value.kwargs['project_id'] == P2
@@ -285,8 +285,8 @@ def test_a_move_is_checked_against_the_receiving_project(
     assert _arq_rows(db, arqs) == before == [
         (states.ARQ_INITIAL, P1, None)] * 2
     # a project with room takes them, and the usage moves with them
-    started, failed = binding.start_bind(ctx, _moving(arqs, deployable,
-                                                      'p3'))
+    started, failed = arq_store.start_bind(ctx, _moving(arqs, deployable,
+                                                        'p3'))
     assert (len(started), failed) == (2, [])
     assert quota_usage.usage(ctx, 'p3') == {'FPGA': 2}
     assert quota_usage.usage(ctx, P1) == {}
@@ -295,17 +295,17 @@ def test_a_move_is_checked_against_the_receiving_project(
 def test_a_bind_that_moves_nothing_is_not_checked(
         profiles, deployable, ctx, override):
     override('limits', {'FPGA': '2'}, group='quota')
-    arqs = binding.create(ctx, 'fpga2', P1)
+    arqs = arq_store.create(ctx, 'fpga2', P1)
     # at its limit, p1 binds its own ARQs, naming its own project
-    started, failed = binding.start_bind(ctx, _moving(arqs, deployable, P1))
+    started, failed = arq_store.start_bind(ctx, _moving(arqs, deployable, P1))
     assert (len(started), failed) == (2, [])
 
 
 def test_the_recheck_gives_back_a_move_a_concurrent_request_overtook(
         profiles, deployable, ctx, db, override, monkeypatch):
     override('limits', {'FPGA': '3'}, group='quota')
-    binding.create(ctx, 'fpga2', P2)
-    arqs = binding.create(ctx, 'fpga2', P1)
+    arq_store.create(ctx, 'fpga2', P2)
+    arqs = arq_store.create(ctx, 'fpga2', P1)
     real = quota.check
     calls = []
 
@@ -318,7 +318,7 @@ def test_the_recheck_gives_back_a_move_a_concurrent_request_overtook(
 
     monkeypatch.setattr(quota, 'check', check)
     with pytest.raises(exception.QuotaExceeded):
-        binding.start_bind(ctx, _moving(arqs, deployable, P2))
+        arq_store.start_bind(ctx, _moving(arqs, deployable, P2))
     assert calls == [(P2, {'FPGA': 2}), (P2, {'FPGA': 0})]
     # given back: unbound in p1 again, no handle held, p2 under its limit
     assert _arq_rows(db, arqs) == [(states.ARQ_UNBOUND, P1, None)] * 2

@@ -9,8 +9,8 @@ from oslo_utils import uuidutils
 import pytest
 import sqlalchemy as sa
 
-from cyborg.conductor import binding
 from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import arqs as arq_db
 from cyborg.db import models
 from cyborg.objects import device_profile as profile_obj
@@ -37,18 +37,18 @@ def test_a_create_sent_again_answers_what_its_first_run_made(
     # At the limit after the first run: the second is no new demand.
     override('limits', {'FPGA': '1', 'VGPU': '2'}, group='quota')
     key = uuidutils.generate_uuid()
-    first = binding.create(ctx, profile, P1, key)
-    again = binding.create(ctx, profile, P1, key)
+    first = arq_store.create(ctx, profile, P1, key)
+    again = arq_store.create(ctx, profile, P1, key)
     assert [(a.uuid, a.device_profile_group_id) for a in again] == \
         [(a.uuid, a.device_profile_group_id) for a in first]
     assert [a.device_profile_group_id for a in first] == [0, 1, 1]
     assert _uuids(db) == sorted(a.uuid for a in first)
     # Another create (another key) is a new demand, over the limit.
     with pytest.raises(Exception, match='[Qq]uota'):
-        binding.create(ctx, profile, P1, uuidutils.generate_uuid())
+        arq_store.create(ctx, profile, P1, uuidutils.generate_uuid())
     # Without a key every create is new.
     override('limits', {}, group='quota')
-    binding.create(ctx, profile, P1)
+    arq_store.create(ctx, profile, P1)
     assert len(_uuids(db)) == 6
 
 
@@ -67,7 +67,7 @@ def test_a_create_racing_its_own_resend_makes_one_set(db, ctx, profile):
         from cyborg import context as cyborg_context
         own = cyborg_context.get_admin_context()
         answers.append(sorted(a.uuid for a in
-                              binding.create(own, profile, P1, key)))
+                              arq_store.create(own, profile, P1, key)))
 
     with mock.patch.object(arq_db, 'create', both_past_the_first_look):
         threads = [threading.Thread(target=send) for _ in range(2)]
@@ -83,7 +83,7 @@ def test_a_duplicate_without_a_key_is_not_hidden(db, ctx, profile):
     clash = db_exc.DBDuplicateEntry(columns=['uuid'])
     with mock.patch.object(arq_db, 'create', side_effect=clash):
         with pytest.raises(db_exc.DBDuplicateEntry):
-            binding.create(ctx, profile, P1)
+            arq_store.create(ctx, profile, P1)
 
 
 def test_a_pinned_conductor_is_sent_no_key(fake_rpc, override):

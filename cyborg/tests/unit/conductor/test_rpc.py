@@ -5,10 +5,10 @@ import time
 import pytest
 
 from cyborg import exception
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import agent_rpcapi
+from cyborg.conductor import indirection_client
 from cyborg.objects import deployable
 from cyborg.objects import device
-from cyborg.objects import indirection
 from cyborg.objects import service as service_obj
 
 
@@ -45,7 +45,7 @@ def test_conductor_asks_agent_to_discover(services, ctx):
 
 def test_indirection_round_trip(services, ctx):
     assert _wait(lambda: device.Device.list(ctx))
-    api = indirection.ConductorIndirectionAPI()
+    api = indirection_client.ConductorIndirectionAPI()
     versions = {'Device': device.Device.VERSION}
     listed = api.object_class_action_versions(
         ctx, 'Device', 'list', versions, (), {'filters': {'hostname':

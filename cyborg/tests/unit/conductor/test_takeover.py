@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy as sa
 
 from cyborg import states
-from cyborg.conductor import binding
 from cyborg.conductor import manager
 from cyborg.conductor import takeover
+from cyborg.conductor.bind import store as arq_store
 from cyborg.db import api as dbapi
 from cyborg.db import models
 from cyborg.db import ownership
@@ -62,9 +62,9 @@ def _mdev_handles(db):
 
 
 def _started(ctx, deployable, owner):
-    arq = binding.create_for_attach(ctx, 'p1')
-    assert binding.start_bind_on(ctx, arq, str(uuid.uuid4()), deployable,
-                                 owner=owner)
+    arq = arq_store.create_for_attach(ctx, 'p1')
+    assert arq_store.start_bind_on(ctx, arq, str(uuid.uuid4()), deployable,
+                                   owner=owner)
     return arq
 
 
@@ -165,14 +165,14 @@ def test_the_conductor_that_lost_a_bind_leaves_the_handle(
     a, b = conductors('ctl-a'), conductors('ctl-b')
     assert ownership.take(ctx, arq, 'ctl-a', 'ctl-b')
     # ctl-a was only slow: it must neither finish nor undo the bind.
-    assert binding.finish_bind(ctx, arq, ok=True, owner='ctl-a') == \
-        binding.LOST
+    assert arq_store.finish_bind(ctx, arq, ok=True, owner='ctl-a') == \
+        arq_store.LOST
     a.finish_binds(ctx, [arq])
     a.agent_api.prepare_handle.assert_not_called()
     b.finish_binds(ctx, [arq])
     assert _row(db, arq).state == states.ARQ_BOUND
-    assert binding.finish_bind(ctx, arq, ok=True, owner='ctl-a') == \
-        binding.LOST
+    assert arq_store.finish_bind(ctx, arq, ok=True, owner='ctl-a') == \
+        arq_store.LOST
     a.agent_api.release_handle.assert_not_called()
     a.nova.bound.assert_not_called()
     b.nova.bound.assert_called_once()
@@ -188,7 +188,7 @@ def test_an_unbind_is_taken_over_until_its_handle_is_released(
     b.finish_binds(ctx, [arq])
     handle_id = _row(db, arq).attach_handle_id
     # ctl-a unbinds, then dies before its agent released the mdev.
-    (released,) = binding.unbind(ctx, [arq], owner='ctl-a')
+    (released,) = arq_store.unbind(ctx, [arq], owner='ctl-a')
     assert released['arq'] == arq
     row = _row(db, arq)
     assert (row.state, row.owner, row.attach_handle_id) == (
@@ -235,7 +235,7 @@ def test_an_owner_dying_before_nova_heard_loses_no_event(
     override('takeover_after', 60, group='conductor')
     arq = _started(ctx, deployable, 'ctl-a')
     instance = _row(db, arq).instance_uuid
-    assert binding.finish_bind(ctx, arq, ok=True, owner='ctl-a') == (
+    assert arq_store.finish_bind(ctx, arq, ok=True, owner='ctl-a') == (
         instance, states.ARQ_BOUND)
     # Bound, and still held by ctl-a until Nova has its event.
     assert _row(db, arq).owner == 'ctl-a'
@@ -259,7 +259,7 @@ def test_an_owner_stopped_before_its_event_sends_none_once_taken(
     _mdev_handles(db)
     arq = _started(ctx, deployable, 'ctl-a')
     a, b = conductors('ctl-a'), conductors('ctl-b')
-    real_finish = binding.finish_bind
+    real_finish = arq_store.finish_bind
 
     def finish_then_stall(*args, **kwargs):
         done = real_finish(*args, **kwargs)
@@ -268,7 +268,7 @@ def test_an_owner_stopped_before_its_event_sends_none_once_taken(
         assert takeover.adopt(ctx, b, manager.BINARY) == [arq]
         return done
 
-    with mock.patch.object(binding, 'finish_bind', finish_then_stall):
+    with mock.patch.object(arq_store, 'finish_bind', finish_then_stall):
         a.finish_binds(ctx, [arq])
     b.nova.bound.assert_called_once()
     a.nova.bound.assert_not_called()

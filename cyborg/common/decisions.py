@@ -1,4 +1,4 @@
-"""What Placement holds of a device: the conductor's one set of rules."""
+"""What Placement holds of a device: the rules agent and conductor share."""
 
 import re
 

@@ -5,10 +5,10 @@ from oslo_log import log as logging
 
 from cyborg import exception
 from cyborg import states
-from cyborg.conductor import binding
 from cyborg.conductor import hostwork
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.conductor import takeover
+from cyborg.conductor.bind import store as arq_store
 from cyborg.notifications import arq as arq_notifications
 from cyborg.notifications import base as notifications
 
@@ -25,22 +25,22 @@ def list_arqs(context, project_id=None, instance_uuid=None, resolved=False,
     if resolved and instance_uuid is None:
         # NOTE(conductor): without an instance there is nothing to wait
         # for: the resolved ARQs are listed, the others left out.
-        return binding.list_arqs(context, project_id, resolved=True,
-                                 **(paging or {}))
+        return arq_store.list_arqs(context, project_id, resolved=True,
+                                   **(paging or {}))
     if resolved:
-        waiting = binding.unresolved(context, instance_uuid, project_id)
+        waiting = arq_store.unresolved(context, instance_uuid, project_id)
         if waiting:
             raise exception.ARQsUnresolved(instance=instance_uuid,
                                            uuids=', '.join(waiting))
-    return binding.list_arqs(context, project_id, instance_uuid,
-                             **(paging or {}))
+    return arq_store.list_arqs(context, project_id, instance_uuid,
+                               **(paging or {}))
 
 
 def start(context, bindings, project_id, host):
     """Start the binds; this conductor (``host``) finishes them from a
     cast to itself. Returns the uuids now BindStarted."""
-    started, failed = binding.start_bind(context, bindings, project_id,
-                                         owner=host)
+    started, failed = arq_store.start_bind(context, bindings, project_id,
+                                           owner=host)
     arq_notifications.bind_started(context, lambda: arqs(context, started))
     arq_notifications.bind_ended(context, lambda: arqs(context, failed),
                                  ok=False)
@@ -79,12 +79,12 @@ def finish(context, uuids, failed, host, agent_api, nova):
 
 def _work(context, uuids, host, agent_api, results):
     for uuid in uuids:
-        job = binding.bind_job(context, uuid)
+        job = arq_store.bind_job(context, uuid)
         if job is None or not takeover.holds(context, job, host):
             continue
         ok = hostwork.bind(context, job, agent_api, owner=host)
-        done = binding.finish_bind(context, uuid, ok=ok, owner=host)
-        if done == binding.LOST:
+        done = arq_store.finish_bind(context, uuid, ok=ok, owner=host)
+        if done == arq_store.LOST:
             # NOTE(conductor): another conductor took the bind over
             # (this one looked dead); the handle is its now.
             LOG.warning('Conductor %s lost the bind of ARQ %s to '
@@ -120,9 +120,9 @@ def delete(context, uuids, instance_uuid, project_id, bound_ok, agent_api):
     returns how many were deleted."""
     gone = notifications.collect(
         lambda: arqs(context, uuids, project_id) if uuids is not None else
-        binding.list_arqs(context, project_id, instance_uuid))
-    count, released = binding.delete(context, uuids, instance_uuid,
-                                     project_id, bound_ok)
+        arq_store.list_arqs(context, project_id, instance_uuid))
+    count, released = arq_store.delete(context, uuids, instance_uuid,
+                                       project_id, bound_ok)
     arq_notifications.deleted(context, gone)
     hostwork.release(context, released, agent_api)
     return count
@@ -130,4 +130,4 @@ def delete(context, uuids, instance_uuid, project_id, bound_ok, agent_api):
 
 def arqs(context, uuids, project_id=None):
     """The ARQs of ``uuids``, for their notifications."""
-    return [binding.get(context, uuid, project_id) for uuid in uuids]
+    return [arq_store.get(context, uuid, project_id) for uuid in uuids]

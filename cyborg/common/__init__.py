@@ -1,0 +1,1 @@
+"""Pure rules shared by the agent, the conductor and the database layer."""

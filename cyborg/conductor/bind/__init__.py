@@ -1,0 +1,1 @@
+"""The bind of accelerator requests: ARQ records and the bind workflow."""
