@@ -956,3 +956,23 @@ def test_affected_arqs_name_only_what_the_caller_may_list(world):
                            TIMEOUT, what='the drained device to rest')
         world.ok('admin', 'POST', one + '/enable', status=204)
         assert world.device_status() == 'ready'
+
+
+# -- Strings no database can store --------------------------------------------
+
+
+@pytest.mark.parametrize('persona, method, path, body', [
+    ('p1-member', 'POST', ARQS, '{"device_profile_name": "\\ud800"}'),
+    ('admin', 'POST', PROFILES,
+     '[{"name": "ok", "groups": [{"resources:FPGA": "\\u0000"}]}]'),
+], ids=['arq-create-surrogate', 'profile-create-nul'])
+def test_an_unstorable_string_is_a_400_naming_its_field(world, persona,
+                                                        method, path, body):
+    """A lone surrogate once gave a 500 (SQLite's driver refuses it)."""
+    resp = world.http.request(
+        method, world.url + path, data=body.encode(), timeout=TIMEOUT,
+        headers={'X-Auth-Token': world.token(persona),
+                 'Content-Type': 'application/json'})
+    fault = _fault(_expect(resp, 400))
+    assert fault['faultstring'].startswith('Invalid input: field '), fault
+    assert fault['faultstring'].endswith('which cannot be stored'), fault
