@@ -263,8 +263,9 @@ def cloud(tmp_path_factory):
             # started without sudo (the tests run as root).
             'cyborg_sys_admin': {'helper_command': PRIVSEP_HELPER},
             # NOTE(samples): a limit to show in GET /v2/limits and to go
-            # over once; nothing else asks for more than it.
-            'quota': {'limits': 'FPGA:2'},
+            # over once; nothing else asks for more than it. A /v1 attach
+            # takes its whole deployable: all 16 of its units.
+            'quota': {'limits': 'FPGA:16'},
         }
         with deployments.all_in_one(tmp, sections=sections) as found:
             found.glance = glance
@@ -449,15 +450,15 @@ def _accelerator_requests(api, deployable):
 
 
 def _limits(api):
-    """The project holds one FPGA of its limit of two."""
+    """The project holds one FPGA of its limit of sixteen."""
     listed = api.call('GET', '/v2/limits', 200, version=LIMITS_VERSION,
                       sample='limits-list-resp.json').json()
     assert listed['limits'] == [{'resource': 'class:FPGA',
-                                 'resource_class': 'FPGA', 'limit': 2,
+                                 'resource_class': 'FPGA', 'limit': 16,
                                  'usage': 1}]
     # NOTE(samples): a quota error is a 403 at every microversion.
     pair = api.call('POST', '/v2/device_profiles', 201, [{
-        'name': 'fpga-pair', 'groups': [{'resources:FPGA': '2'}]}]).json()
+        'name': 'fpga-pair', 'groups': [{'resources:FPGA': '16'}]}]).json()
     api.call('POST', '/v2/accelerator_requests', 403,
              {'device_profile_name': 'fpga-pair'}, identity=NOVA,
              sample='arqs-create-quota-resp.json')
