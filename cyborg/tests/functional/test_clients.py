@@ -125,6 +125,8 @@ def test_device_profile_by_name_from_2_2(target, profile):
 
 
 def test_accelerator_requests_bound_as_nova_does(accel, target, profile):
+    # NOTE(tests): a bind takes a ready device only.
+    target.activate_devices()
     deployable = next(accel.deployables())
     rp_uuid = _rp_uuid(accel, deployable.id)
     arqs = [accel.create_accelerator_request(device_profile_name=profile.name)
@@ -172,6 +174,8 @@ def test_accelerator_requests_bound_as_nova_does(accel, target, profile):
 
 
 def test_sdk_patch_accelerator_request(accel, target, profile):
+    # NOTE(tests): a bind takes a ready device only.
+    target.activate_devices()
     rp_uuid = _rp_uuid(accel, next(accel.deployables()).id)
     arq = accel.create_accelerator_request(device_profile_name=profile.name)
     try:
@@ -242,6 +246,8 @@ def test_device_profile_groups_as_upstream_validates_them(accel):
 
 
 def test_resolved_arqs_without_an_instance(accel, target, profile):
+    # NOTE(tests): a bind takes a ready device only.
+    target.activate_devices()
     arqs = [accel.create_accelerator_request(device_profile_name=profile.name)
             for _ in range(2)]
     try:
