@@ -205,10 +205,18 @@ class ClusterStack:
 
     def wait_inventory(self, per_host, timeout=START_TIMEOUT):
         """Wait until every host's ``per_host`` deployables have their
-        providers in Placement."""
+        providers in Placement, and every device is ready (activated at
+        discovery: a bind takes a ready device only)."""
         def ready():
             found = [d for d in self.deployables() if d['rp_uuid']]
-            return len(found) >= per_host * len(self.hosts)
+            if len(found) < per_host * len(self.hosts):
+                return False
+            resp = requests.get(
+                self.api_url + '/v2/devices', timeout=30,
+                headers={'OpenStack-API-Version': 'accelerator 2.4'})
+            resp.raise_for_status()
+            return all(device['status'] == 'ready'
+                       for device in resp.json()['devices'])
 
         processes.wait_for(ready, timeout, interval=0.5,
                            what='every agent\'s deployables in Placement')
