@@ -95,7 +95,8 @@ def _snapshot(device):
 @main.writer
 def release(context, uuid):
     """An operator's enable of a device held by its health: it returns to
-    the status it had, its flap count cleared.
+    the status it had, its flap count cleared, and a failed verdict is
+    unknown until the agent's next check.
 
     :returns: that status; None when the device is not held.
     """
@@ -106,6 +107,14 @@ def release(context, uuid):
         return None
     back = device.resume_status or states.DEVICE_READY
     device.health_flaps, device.health_flaps_since = 0, None
+    if device.health == states.HEALTH_FAILED:
+        # NOTE(health): the operator vouches for the device: a failed
+        # verdict would keep it reserved and refuse its binds
+        # (states.refuses_binds). The agent's next check judges it anew
+        # and holds it again if it still fails.
+        device.health = states.HEALTH_UNKNOWN
+        device.health_reason = ('enabled by an operator after: %s' % (
+            device.health_reason or 'a failed check'))[:255]
     device.status, device.status_reason = back, None
     device.resume_status = None
     device.updated_at = clock.now(context.session)
