@@ -204,12 +204,7 @@ def test_an_unknown_profile_is_still_a_404(keystone, cloud):
 def _ready_deployable(cloud, admin):
     """The fake device, made ready (a /v1 attach and a bind need it),
     and its deployable."""
-    (device,) = _call(cloud, 'GET', '/v2/devices', 200, admin,
-                      {'OpenStack-API-Version': 'accelerator 2.4'}).json()[
-        'devices']
-    if device['status'] != 'ready':
-        _call(cloud, 'POST', '/v2/devices/%s/activate' % device['uuid'], 200,
-              admin, {'OpenStack-API-Version': 'accelerator 2.4'})
+    cloud.activate_devices()
     (deployable,) = _call(cloud, 'GET', '/v2/deployables', 200,
                           admin).json()['deployables']
     return deployable
