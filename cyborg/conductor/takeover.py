@@ -88,11 +88,12 @@ def adopt(context, conductor, binary, at_start=False):
         context, binary, CONF.conductor.takeover_after, unowned_after,
         mine=conductor.host if at_start else None)
     binds, unbinds, resolved = [], [], []
-    for uuid, owner, state in found:
-        if not ownership.take(context, uuid, owner, conductor.host,
-                              unowned_after):
-            # NOTE(takeover): another conductor got it first, or its
-            # owner finished it meanwhile.
+    for uuid, owner, _read in found:
+        state = ownership.take(context, uuid, owner, conductor.host,
+                               unowned_after)
+        if state is None:
+            # NOTE(takeover): another conductor got it first, its owner
+            # finished it meanwhile, or holds its row locked still.
             continue
         LOG.warning('Took over the %s of ARQ %s from conductor %s, which '
                     'stopped', _WORK.get(state, 'event to Nova'), uuid,

@@ -66,21 +66,34 @@ def take(context, uuid, old_owner, new_owner, unowned_after=None):
     """Compare-and-swap the owner of an ARQ's pending work.
 
     Only one of several conductors that found the same abandoned work
-    changes the row; the others see no row changed.
+    changes the row; the others see no row changed. A row another
+    transaction holds locked is passed over, not waited for.
 
     :param old_owner: the owner read by ``orphaned`` (None: no owner, then
         ``unowned_after`` must be given again).
-    :returns: whether this conductor now holds the work.
+    :returns: the ARQ's state once this conductor holds its work (it may
+        have moved on since ``orphaned`` read it), else None.
     """
     if old_owner is None:
         where = _unowned(unowned_after)
     else:
         where = sa.and_(_ARQ.owner == old_owner, _PENDING)
-    return bool(context.session.execute(
-        sa.update(_ARQ).where(_ARQ.uuid == uuid, where)
+    # NOTE(ownership): a conductor stopped (SIGSTOP, a hung host) inside a
+    # transaction keeps its row locks until it runs again; waiting for
+    # one would hold up the takeover of everything else it held, pass
+    # after pass. Its row is taken on a later pass, once the lock is gone.
+    row = context.session.execute(
+        sa.select(_ARQ.id, _ARQ.state).where(_ARQ.uuid == uuid, where)
+        .with_for_update(skip_locked=True)).first()
+    if row is None:
+        return None
+    # NOTE(ownership): the condition again, for SQLite, which locks no row.
+    taken = context.session.execute(
+        sa.update(_ARQ).where(_ARQ.id == row.id, where)
         .values(owner=new_owner, taken_at=clock.utc_now(),
                 updated_at=clock.utc_now())
-        .execution_options(synchronize_session=False)).rowcount)
+        .execution_options(synchronize_session=False)).rowcount
+    return row.state if taken else None
 
 
 @session.retry_on_conflict

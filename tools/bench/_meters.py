@@ -67,7 +67,11 @@ class CpuMeter:
         return found, _busy_seconds()
 
     def since(self, then):
-        (then, busy_then), (now, busy_now) = then, self.sample()
+        return self.between(then, self.sample())
+
+    def between(self, then, now):
+        """CPU seconds of each group between two samples."""
+        (then, busy_then), (now, busy_now) = then, now
         result = {}
         for name, pids in now.items():
             total = 0.0

@@ -1,4 +1,5 @@
-"""A transaction left open by a stopped conductor locks only its own rows.
+"""A transaction left open by a stopped conductor locks only its own rows,
+and holds up no takeover of the rest of its work.
 
 On MariaDB, Cyborg's sessions run at READ COMMITTED (cyborg.db.session):
 a locking read of the ARQs of one instance then locks the rows it finds,
@@ -7,6 +8,7 @@ inside such a transaction does not hold the binds and deletes of other
 instances. At MariaDB's default REPEATABLE READ the same writes wait.
 """
 
+import threading
 import uuid
 
 from oslo_db import exception as db_exc
@@ -14,7 +16,10 @@ from oslo_db.sqlalchemy import engines
 import pytest
 import sqlalchemy as sa
 
+from cyborg import context as cyborg_context
+from cyborg import states
 from cyborg.db import migration
+from cyborg.db import ownership
 from cyborg.db import session
 from cyborg.tests import backends
 
@@ -86,3 +91,61 @@ def test_at_repeatable_read_the_same_write_waits(url):
         assert _second_write_waits(engine)
     finally:
         engine.dispose()
+
+
+@pytest.fixture(params=['mysql', 'postgresql'])
+def conductor_db(request, override):
+    """A database Cyborg's own sessions use, as a conductor's do."""
+    with backends.temp_database(request.param) as found:
+        override('connection', found, group='database')
+        engine = engines.create_engine(found)
+        session._read_committed(engine)
+        migration.upgrade('head', engine=engine)
+        restore = session.main.patch_engine(engine)
+        try:
+            yield engine
+        finally:
+            restore()
+            engine.dispose()
+
+
+def test_takeover_passes_over_a_row_a_stopped_conductor_holds(
+        conductor_db):
+    held, free = str(uuid.uuid4()), str(uuid.uuid4())
+    with conductor_db.begin() as conn:
+        for arq in (held, free):
+            conn.execute(sa.text(
+                "INSERT INTO accelerator_requests (uuid, state, "
+                "device_profile_group_id, owner) VALUES (:u, :s, 0, "
+                "'ctl-a')"), {'u': arq, 's': states.ARQ_BIND_STARTED})
+    ctx = cyborg_context.get_admin_context()
+    found = ownership.orphaned(ctx, 'cyborg-conductor', 60, 3600)
+    assert [row[0] for row in found] == [held, free]
+    stopped = conductor_db.connect()
+    taken = {}
+
+    def takeover():
+        for arq, owner, _state in found:
+            taken[arq] = ownership.take(ctx, arq, owner, 'ctl-b')
+
+    try:
+        # NOTE(tests): ctl-a was stopped inside a transaction that wrote
+        # its first bind's row, as in finishing it.
+        stopped.begin()
+        stopped.execute(sa.text(
+            "UPDATE accelerator_requests SET updated_at = NULL "
+            "WHERE uuid = :u"), {'u': held})
+        worker = threading.Thread(target=takeover, daemon=True)
+        worker.start()
+        worker.join(20)
+        waited = worker.is_alive()
+    finally:
+        stopped.rollback()
+        stopped.close()
+    worker.join(60)
+    assert not waited, 'the takeover waited for the stopped transaction'
+    assert taken == {held: None, free: states.ARQ_BIND_STARTED}
+    # Once the stopped conductor's transaction ends, its row is taken too.
+    assert ownership.take(ctx, held, 'ctl-a', 'ctl-b') == \
+        states.ARQ_BIND_STARTED
+    assert ownership.take(ctx, held, 'ctl-a', 'ctl-c') is None

@@ -123,7 +123,7 @@ def test_a_dead_owners_bind_goes_to_exactly_one_racer(db, deployable,
         thread.start()
     for thread in threads:
         thread.join(10)
-    assert sorted(won.values()) == [False, True]
+    assert sorted(map(bool, won.values())) == [False, True]
     (winner,) = [host for host, ok in won.items() if ok]
     assert _row(db, arq).owner == winner
     # The loser's stale view of the owner changes nothing.
@@ -401,3 +401,30 @@ def test_after_a_database_outage_no_one_is_judged_dead_at_once(
         b._take_over()
     assert _row(db, arq).owner is None
     b.nova.bound.assert_called_once()
+
+
+def test_a_bind_that_ended_after_it_was_read_is_taken_as_its_event(
+        db, ctx, deployable, conductors, override, monkeypatch):
+    override('takeover_after', 60, group='conductor')
+    arq = _started(ctx, deployable, 'ctl-a')
+    _beat(db, ctx, 'ctl-a', age=61)
+    read = ownership.orphaned
+
+    def read_then_ended(*args, **kwargs):
+        # NOTE(tests): ctl-a was stopped while finishing the bind; it
+        # wakes between the survivor's read and its take, and fails it.
+        found = read(*args, **kwargs)
+        with db.begin() as conn:
+            conn.execute(sa.update(models.AcceleratorRequest)
+                         .where(models.AcceleratorRequest.uuid == arq)
+                         .values(state=states.ARQ_BIND_FAILED))
+        return found
+
+    monkeypatch.setattr(ownership, 'orphaned', read_then_ended)
+    other = conductors('ctl-b')
+    with mock.patch.object(other, 'finish_binds') as finish, \
+            mock.patch.object(takeover, 'announce') as announce:
+        assert takeover.adopt(ctx, other, manager.BINARY) == [arq]
+    finish.assert_not_called()
+    announce.assert_called_once_with(ctx, [arq], other)
+    assert _row(db, arq).owner == 'ctl-b'
