@@ -1,16 +1,20 @@
 """Serves Keystone's WSGI application with cheroot, for the functional tests.
 
 Run with the Python of the Keystone virtualenv (tools/tempest-venvs.sh), by
-path, not as a module of this package: only the standard library, Keystone
-and cheroot are imported. It prints ``Keystone listening on URL`` once it
-serves, and exits 0 on SIGTERM or SIGINT.
+path, not as a module of this package: only the standard library, Keystone,
+cheroot and ``cheroot_runner.py`` beside it are imported. It prints
+``Keystone listening on URL`` once it serves, and exits 0 on SIGTERM or
+SIGINT.
 """
 
 import argparse
 import os
-import signal
 import sys
 import threading
+
+# NOTE(keystone): a module beside this file, which run by path it finds
+# (before it takes its own directory off sys.path).
+import cheroot_runner
 
 
 def _one_at_a_time(application):
@@ -50,33 +54,13 @@ def main():
     sys.argv = sys.argv[:1]
     # NOTE(keystone): run by path, this file's directory comes first on
     # sys.path, where cyborg/tests/keystone.py would shadow Keystone.
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path
-                   if os.path.abspath(p or os.curdir) != here]
+    cheroot_runner.hide_own_directory(__file__)
     os.environ.pop('OS_KEYSTONE_CONFIG_DIR', None)
     os.environ['OS_KEYSTONE_CONFIG_FILES'] = os.path.abspath(args.config_file)
 
-    from cheroot import wsgi
     from keystone.wsgi import api
-
-    server = wsgi.Server((args.host, args.port),
-                         _one_at_a_time(api.application),
-                         numthreads=args.threads)
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    server.prepare()
-    serving = threading.Thread(target=server.serve, daemon=True)
-    serving.start()
-    print('Keystone listening on http://%s:%d' % (args.host, args.port),
-          flush=True)
-    # NOTE(keystone): the main thread only waits, so that the signal
-    # handlers run; serve() stops when stop() is called from here.
-    while not stopping.wait(0.5):
-        if not serving.is_alive():
-            return 1
-    server.stop()
-    return 0
+    return cheroot_runner.serve(_one_at_a_time(api.application), args.host,
+                                args.port, args.threads, 'Keystone')
 
 
 if __name__ == '__main__':

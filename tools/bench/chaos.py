@@ -26,7 +26,8 @@ HAProxy restart; one agent cut from RabbitMQ for ``--cut`` s; every
 Galera node stopped for ``--db-down`` s.
 
 For each fault it prints a row: requests by status, the API's throughput
-against the calm before it (and the baseline) and its p50/p99, the CPUs
+(and the clients' alone) against the calm before it (and the baseline)
+and its p50/p99 (and the reads' and creates' p99), the CPUs
 the conductors kept busy during it and in the calm before (from
 /proc), and the machine's idle CPUs, binds
 that ended BindFailed though Placement gave them a device with room
@@ -40,8 +41,10 @@ per second and error lines. It exits 1 on any 500, lost, stuck, double-
 bound or leaked ARQ, a duplicate Nova event, an orphan the conductors'
 removal did not take within twice ``--orphan-age``, an unexpected
 BindFailed, live work taken (in any fault) from a conductor that was
-neither stopped nor skewed, a hung-conductor throughput under 80 %
-of the calm before it (a calm as long as the hang), a kill that found
+neither stopped nor skewed, a stopped conductor's row whose API
+throughput (every request answered with success, the boots' and the
+clients') is under 80 % of the calm before it (a calm as long as the
+hang) or whose reads and creates have a p99 over 2 s, a kill that found
 fewer than ``--min-held`` binds held, or a probe that errored.
 
 Usage: python tools/bench/chaos.py [--tiny] [--only FAULT]... [--json
@@ -134,8 +137,10 @@ class Run:
                             self.load.between(start, end), end - start,
                             self.baseline))
         row['before_ok_per_s'] = before['ok_per_s']
-        row['of_before'] = round(row['ok_per_s'] / before['ok_per_s'], 2) \
-            if before['ok_per_s'] else None
+        row['before_api_ok_per_s'] = before['api_ok_per_s']
+        row['of_before'] = _ratio(row['ok_per_s'], before['ok_per_s'])
+        row['api_of_before'] = _ratio(row['api_ok_per_s'],
+                                      before['api_ok_per_s'])
         row['cpu_before'] = _cpu_rates(self.cpu, cpu_calm, cpu_start,
                                        start - calm)
         row['cpu'] = _cpu_rates(self.cpu, cpu_start, cpu_end, end - start)
@@ -280,17 +285,30 @@ def _statuses(records):
     return dict(sorted(counts.items()))
 
 
+def _ratio(value, before):
+    return round(value / before, 2) if before else None
+
+
+def _p(times, quantile):
+    return round(_timing.quantile(times, quantile), 3) if times else None
+
+
 def _traffic(records, load_records, seconds, baseline=None):
-    ok = sum(1 for r in load_records if r[3] in OK)
-    rate = ok / seconds if seconds else 0.0
+    """Successes per second of the clients, and of every request the
+    API answered (the boots' too: the API's throughput); p50/p99 of
+    every request, and p99 of the reads and creates."""
+    seconds = seconds or float('inf')
+    rate = sum(1 for r in load_records if r[3] in OK) / seconds
+    api_rate = sum(1 for r in records if r[3] in OK) / seconds
     times = [r[1] - r[0] for r in records]
-    found = {'ok_per_s': round(rate, 1),
-             'p50_s': round(_timing.quantile(times, 0.5), 3)
-             if times else None,
-             'p99_s': round(_timing.quantile(times, 0.99), 3)
-             if times else None}
-    if baseline and baseline['ok_per_s']:
-        found['of_baseline'] = round(rate / baseline['ok_per_s'], 2)
+    found = {'ok_per_s': round(rate, 1), 'api_ok_per_s': round(api_rate, 1),
+             'p50_s': _p(times, 0.5), 'p99_s': _p(times, 0.99),
+             'read_create_p99_s': _p([r[1] - r[0] for r in records
+                                      if r[2] in ('read', 'create')], 0.99)}
+    if baseline:
+        found['of_baseline'] = _ratio(rate, baseline['ok_per_s'])
+        found['api_of_baseline'] = _ratio(api_rate,
+                                          baseline['api_ok_per_s'])
     return found
 
 
@@ -435,11 +453,16 @@ def failures(result, args):
             found.append('%s: the victim held %d binds (at least %d '
                          'wanted)' % (name, takeover['held'], args.min_held))
         if name == HUNG and \
-                (row.get('of_before') or 0) < args.min_hung_ratio:
-            found.append('%s: %.0f %% of the throughput before it (at '
-                         'least %.0f %% wanted)' % (
-                             name, 100 * (row.get('of_before') or 0),
+                (row.get('api_of_before') or 0) < args.min_hung_ratio:
+            found.append('%s: %.0f %% of the API\'s throughput before it '
+                         '(at least %.0f %% wanted)' % (
+                             name, 100 * (row.get('api_of_before') or 0),
                              100 * args.min_hung_ratio))
+        if name == HUNG and args.max_hung_p99 and \
+                (row.get('read_create_p99_s') or 0) > args.max_hung_p99:
+            found.append('%s: reads and creates p99 %.2f s (at most %.1f '
+                         'wanted)' % (name, row['read_create_p99_s'],
+                                      args.max_hung_p99))
     final = result.get('final') or {}
     for key in ('boots_still_running', 'lost_total', 'double_bound',
                 'leaked', 'host_leaked', 'orphans_left'):
@@ -459,8 +482,10 @@ def _cell(mapping):
 
 def table(result):
     head = ['Fault', 'Lasted (s)', 'Requests by status',
-            'Throughput: of the calm before (of the baseline)',
-            'p50 / p99 (s)', 'Conductors\' CPUs (the calm before), idle',
+            'Throughput of the calm before: the API\'s (the clients\'); '
+            'the API\'s of the baseline',
+            'p50 / p99 (s); reads and creates p99',
+            'Conductors\' CPUs (the calm before), idle',
             'BindFailed (cut host, Placement over)',
             'Lost / stuck / double', 'Duplicate events',
             'Leaked (DB / host)', 'Orphans', 'Takeover p50 / p95 (binds)',
@@ -470,9 +495,12 @@ def table(result):
         takeover = r.get('takeover')
         rows.append([
             r['fault'], '%.0f' % r['fault_s'], _cell(r['requests']),
-            '%.0f %% (%.0f %%)' % (100 * (r.get('of_before') or 0),
-                                   100 * r.get('of_baseline', 0)),
-            '%s / %s' % (r['p50_s'], r['p99_s']),
+            '%.0f %% (%.0f %%); %.0f %%' % (
+                100 * (r.get('api_of_before') or 0),
+                100 * (r.get('of_before') or 0),
+                100 * (r.get('api_of_baseline') or 0)),
+            '%s / %s; %s' % (r['p50_s'], r['p99_s'],
+                             r['read_create_p99_s']),
             '%.2f (%.2f), %.2f' % (_conductors_cpu(r['cpu']),
                                    _conductors_cpu(r['cpu_before']),
                                    r['cpu']['idle']),
@@ -502,7 +530,7 @@ TINY = {'conductors': 3, 'agents': 2, 'devices': 2, 'handles': 4,
         # still binding them.
         'heartbeat_interval': 2, 'orphan_age': 30, 'resolve_timeout': 150,
         # NOTE(bench): a 12 s window on two shared CPUs measures noise.
-        'min_hung_ratio': 0}
+        'min_hung_ratio': 0, 'max_hung_p99': 0}
 
 
 def parse_args(argv=None):
@@ -555,6 +583,9 @@ def parse_args(argv=None):
     add('--min-hung-ratio', type=float, default=0.8,
         help='throughput, against the calm before, the API must keep '
              'while a conductor is stopped')
+    add('--max-hung-p99', type=float, default=2.0,
+        help='seconds the p99 of reads and creates may reach while a '
+             'conductor is stopped (0: not judged)')
     add('--only', action='append', metavar='FAULT',
         choices=[name for name, _inject in _chaos_faults.FAULTS],
         help='inject only this fault (repeatable)')

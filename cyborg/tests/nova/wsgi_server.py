@@ -2,17 +2,17 @@
 
 Run with the Python of the Nova virtualenv (tools/tempest-venvs.sh), by
 path, not as a module of this package: only the standard library, the
-service and cheroot are imported. It prints ``<service> listening on URL``
-once it serves, and exits 0 on SIGTERM or SIGINT. Each service finds its
+service, cheroot and ``cyborg/tests/cheroot_runner.py`` are imported. It
+prints ``<service> listening on URL`` once it serves, and exits 0 on
+SIGTERM or SIGINT. Each service finds its
 configuration through the variables its own WSGI entry point reads, as
 under uWSGI or mod_wsgi.
 """
 
 import argparse
+import importlib.util
 import os
-import signal
 import sys
-import threading
 
 #: service: the module of its WSGI entry point
 APPS = {
@@ -20,6 +20,16 @@ APPS = {
     'glance-api': 'glance.wsgi.api',
     'placement-api': 'placement.wsgi.api',
 }
+
+
+def _runner():
+    """cyborg/tests/cheroot_runner.py, loaded by path (so is this file)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        os.pardir, 'cheroot_runner.py')
+    spec = importlib.util.spec_from_file_location('cheroot_runner', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _environ(service, config_dir):
@@ -45,36 +55,14 @@ def main():
     # NOTE(nova): both services parse sys.argv with oslo.config when
     # their application is built, and would refuse this runner's flags.
     sys.argv = sys.argv[:1]
-    # NOTE(nova): run by path, this file's directory comes first on
-    # sys.path, where this package's modules (wsgi.py, services.py) would
-    # shadow top-level modules of the same names.
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path
-                   if os.path.abspath(p or os.curdir) != here]
+    runner = _runner()
+    runner.hide_own_directory(__file__)
     _environ(args.service, os.path.abspath(args.config_dir))
 
     import importlib
-
-    from cheroot import wsgi
     application = importlib.import_module(APPS[args.service]).application
-
-    server = wsgi.Server((args.host, args.port), application,
-                         numthreads=args.threads)
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    server.prepare()
-    serving = threading.Thread(target=server.serve, daemon=True)
-    serving.start()
-    print('%s listening on http://%s:%d' % (args.service, args.host,
-                                            args.port), flush=True)
-    # NOTE(nova): the main thread only waits, so that the signal handlers
-    # run; serve() stops when stop() is called from here.
-    while not stopping.wait(0.5):
-        if not serving.is_alive():
-            return 1
-    server.stop()
-    return 0
+    return runner.serve(application, args.host, args.port, args.threads,
+                        args.service)
 
 
 if __name__ == '__main__':
