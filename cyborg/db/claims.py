@@ -131,9 +131,13 @@ def clear_stale(context, binary, dead_after, mine=None):
         live = live.where(models.Service.host != mine)
     stale = sa.and_(_DEV.claimed_by.is_not(None),
                     _DEV.claimed_by.not_in(live))
+    # NOTE(claims): a device row a stopped conductor's open transaction
+    # holds locked is passed over, and cleared on a later pass, rather than
+    # holding up this pass and the takeover after it (ownership.take).
     rows = context.session.execute(
         sa.select(_DEV.uuid, _DEV.claimed_by, _DEV.claimed_for)
-        .where(stale).order_by(_DEV.id)).all()
+        .where(stale).order_by(_DEV.id)
+        .with_for_update(skip_locked=True)).all()
     cleared = []
     for row in rows:
         # NOTE(claims): compare-and-swap on the holder read: a claim

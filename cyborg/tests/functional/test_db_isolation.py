@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from cyborg import context as cyborg_context
 from cyborg import states
+from cyborg.db import claims
 from cyborg.db import migration
 from cyborg.db import ownership
 from cyborg.db import session
@@ -109,6 +110,29 @@ def conductor_db(request, override):
             engine.dispose()
 
 
+def _while_locked(engine, table, uuid, work):
+    """Run ``work()`` while a stopped conductor's open transaction holds
+    the row ``uuid`` of ``table`` locked (it wrote it, as in finishing a
+    bind); (whether ``work`` waited for the lock, its answer)."""
+    stopped = engine.connect()
+    done = {}
+    try:
+        stopped.begin()
+        stopped.execute(sa.text(
+            'UPDATE %s SET updated_at = NULL WHERE uuid = :u' % table),
+            {'u': uuid})
+        worker = threading.Thread(
+            target=lambda: done.update(answer=work()), daemon=True)
+        worker.start()
+        worker.join(20)
+        waited = worker.is_alive()
+    finally:
+        stopped.rollback()
+        stopped.close()
+    worker.join(60)
+    return waited, done.get('answer')
+
+
 def test_takeover_passes_over_a_row_a_stopped_conductor_holds(
         conductor_db):
     held, free = str(uuid.uuid4()), str(uuid.uuid4())
@@ -121,31 +145,35 @@ def test_takeover_passes_over_a_row_a_stopped_conductor_holds(
     ctx = cyborg_context.get_admin_context()
     found = ownership.orphaned(ctx, 'cyborg-conductor', 60, 3600)
     assert [row[0] for row in found] == [held, free]
-    stopped = conductor_db.connect()
-    taken = {}
 
-    def takeover():
-        for arq, owner, _state in found:
-            taken[arq] = ownership.take(ctx, arq, owner, 'ctl-b')
-
-    try:
-        # NOTE(tests): ctl-a was stopped inside a transaction that wrote
-        # its first bind's row, as in finishing it.
-        stopped.begin()
-        stopped.execute(sa.text(
-            "UPDATE accelerator_requests SET updated_at = NULL "
-            "WHERE uuid = :u"), {'u': held})
-        worker = threading.Thread(target=takeover, daemon=True)
-        worker.start()
-        worker.join(20)
-        waited = worker.is_alive()
-    finally:
-        stopped.rollback()
-        stopped.close()
-    worker.join(60)
+    waited, taken = _while_locked(
+        conductor_db, 'accelerator_requests', held,
+        lambda: {arq: ownership.take(ctx, arq, owner, 'ctl-b')
+                 for arq, owner, _state in found})
     assert not waited, 'the takeover waited for the stopped transaction'
     assert taken == {held: None, free: states.ARQ_BIND_STARTED}
     # Once the stopped conductor's transaction ends, its row is taken too.
     assert ownership.take(ctx, held, 'ctl-a', 'ctl-b') == \
         states.ARQ_BIND_STARTED
     assert ownership.take(ctx, held, 'ctl-a', 'ctl-c') is None
+
+
+def test_a_dead_conductors_claims_are_cleared_past_a_locked_device(
+        conductor_db):
+    held, free = str(uuid.uuid4()), str(uuid.uuid4())
+    with conductor_db.begin() as conn:
+        for device in (held, free):
+            conn.execute(sa.text(
+                "INSERT INTO devices (uuid, type, vendor, model, hostname, "
+                "status, claimed_by, claimed_for) VALUES (:u, 'FPGA', "
+                "'0x8086', 'm', 'node1', 'ready', 'ctl-a', 'program')"),
+                {'u': device})
+    ctx = cyborg_context.get_admin_context()
+
+    waited, cleared = _while_locked(
+        conductor_db, 'devices', held,
+        lambda: claims.clear_stale(ctx, 'cyborg-conductor', 60))
+    assert not waited, 'the clearing waited for the stopped transaction'
+    assert cleared == [(free, 'ctl-a', 'program')]
+    assert claims.clear_stale(ctx, 'cyborg-conductor', 60) == [
+        (held, 'ctl-a', 'program')]

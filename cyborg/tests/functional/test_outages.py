@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import threading
 import time
 import uuid
 
@@ -390,6 +391,54 @@ def test_a_create_dealt_to_a_stopped_conductor_is_made_once(cloud):
     finally:
         engine.dispose()
     assert len(answered) == 2 * len(took)
+
+
+def test_a_conductor_restarted_gracefully_under_load_loses_no_call(cloud):
+    """A rolling restart's SIGTERM: the conductor stops taking calls,
+    finishes those it took and answers them; every other call goes to the
+    other conductor. No request fails, the deletes sent once included."""
+    name = 'dp-%s' % uuid.uuid4().hex[:8]
+    made, _took = _timed('POST', cloud, '/v2/device_profiles', json=[
+        {'name': name, 'groups': [{'resources:FPGA': '1'}]}])
+    assert made.status_code == 201, made.text
+    stopping = threading.Event()
+    answered = []
+
+    def client():
+        arqs = '/v2/accelerator_requests'
+        while not stopping.is_set():
+            resp, _took = _timed('GET', cloud, arqs)
+            answered.append(('read', resp.status_code))
+            resp, _took = _timed('POST', cloud, arqs, headers=NOVA,
+                                 json={'device_profile_name': name})
+            answered.append(('create', resp.status_code))
+            if resp.status_code == 201:
+                uuids = ','.join(a['uuid'] for a in resp.json()['arqs'])
+                resp, _took = _timed('DELETE', cloud, arqs,
+                                     params={'arqs': uuids})
+                answered.append(('delete', resp.status_code))
+
+    clients = [threading.Thread(target=client) for _ in range(4)]
+    for thread in clients:
+        thread.start()
+    victim = cloud.conductors[-1]
+    try:
+        time.sleep(2)
+        assert victim.stop(signal.SIGTERM) == 0, victim.log()[-3000:]
+        time.sleep(2)
+        victim.start()
+        processes.wait_for(
+            lambda: 'started on host' in victim.log()[victim.offset:], 60,
+            interval=0.05, what='%s to start again' % victim.name)
+        time.sleep(2)
+    finally:
+        stopping.set()
+        for thread in clients:
+            thread.join(RPC_TIMEOUT + 60)
+    failed = [(kind, status) for kind, status in answered
+              if status not in (200, 201, 204)]
+    assert answered and not failed, failed
+    MEASURED['graceful_restart_calls'] = len(answered)
 
 
 def _owner(engine, arq):
