@@ -36,6 +36,8 @@ ALLOWED_EXMODS = ['cyborg.exception']
 #: Seconds an RPC server drops every reply to a reply queue it once found
 #: missing (oslo.messaging's ObsoleteReplyQueuesCache.TTL, 60).
 OBSOLETE_REPLY_TTL = 2
+#: Seconds a call must have left to be sent again past a silent conductor.
+LEAST_TO_RESEND = 1.0
 
 
 def _short_obsolete_replies():
@@ -292,7 +294,11 @@ class _GatedCall:
             try:
                 return context.call(_Calling(ctxt, left), method, **kwargs)
             except messaging.MessagingTimeout:
-                if not watched:
+                # NOTE(rpc): a conductor that says it is working keeps the
+                # call until the whole timeout ran out: no time is left to
+                # send it again in (a send with none fails in the driver,
+                # as though the broker were gone).
+                if not watched or end - time.monotonic() < LEAST_TO_RESEND:
                     raise
                 LOG.info('No conductor answered or took up %s within %d s; '
                          'sending it again (%.1f s left)', method, monitor,

@@ -142,6 +142,26 @@ def test_a_read_is_not_sent_again_once_its_time_is_nearly_spent(
         [(None, 3)]
 
 
+def test_a_call_kept_for_its_whole_time_is_not_sent_again(fake_rpc,
+                                                          monkeypatch):
+    """A conductor that heartbeats (busy on the call) until the timeout:
+    the call fails there, with no send with no time left."""
+    from cyborg import context
+    sends = []
+
+    def kept(self, ctxt, method, **kwargs):
+        sends.append(self.timeout)
+        time.sleep(self.timeout)
+        raise messaging.MessagingTimeout('no reply')
+
+    monkeypatch.setattr(messaging.rpc.client._BaseCallContext, 'call', kept)
+    client = rpc.get_client(messaging.Target(topic='t'), timeout=2.5,
+                            monitor=2, resend=lambda method, kwargs: True)
+    with pytest.raises(messaging.MessagingTimeout):
+        client.call(context.get_admin_context(), 'get_arq')
+    assert len(sends) == 1
+
+
 @pytest.mark.parametrize('method, kwargs', [
     ('create_arqs', {'profile_name': 'p'}),
     ('delete_arqs', {'uuids': ['a']}), ('unbind_arqs', {'uuids': ['a']}),
