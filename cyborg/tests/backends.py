@@ -255,3 +255,27 @@ def temp_rabbit_vhost() -> Iterator[str]:
         yield 'rabbit://guest:guest@%s:%d/%s' % (HOST, RABBITMQ_PORT, vhost)
     finally:
         _rabbitmqctl('delete_vhost', vhost)
+
+
+@contextlib.contextmanager
+def cyborg_engine(url: str, override, prepare=None):
+    """oslo.db's engine on ``url`` (so that errors are translated as in the
+    conductor), migrated, and patched into Cyborg's own sessions, with
+    ``[database] connection`` set to it; ``prepare(engine)`` runs first
+    (to add connection events)."""
+    from oslo_db.sqlalchemy import engines
+
+    from cyborg.db import migration
+    from cyborg.db import session
+
+    override('connection', url, group='database')
+    engine = engines.create_engine(url)
+    if prepare is not None:
+        prepare(engine)
+    migration.upgrade('head', engine=engine)
+    restore = session.main.patch_engine(engine)
+    try:
+        yield engine
+    finally:
+        restore()
+        engine.dispose()

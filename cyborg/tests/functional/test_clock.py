@@ -5,7 +5,6 @@ import datetime
 import json
 import uuid
 
-from oslo_db.sqlalchemy import engines
 import pytest
 import sqlalchemy as sa
 
@@ -15,11 +14,9 @@ from cyborg.conductor import skew
 from cyborg.db import api as dbapi
 from cyborg.db import arqs
 from cyborg.db import clock
-from cyborg.db import migration
 from cyborg.db import models
 from cyborg.db import ownership
 from cyborg.db import services
-from cyborg.db import session
 from cyborg.tests import backends
 from cyborg.tests import skewed_clock
 
@@ -34,27 +31,18 @@ _ZONES = {'mysql': "SET time_zone = '+09:00'",
 
 @pytest.fixture(params=['mysql', 'postgresql'])
 def engine(request, override):
-    with backends.temp_database(request.param) as url:
-        # NOTE(tests): oslo.db's engine, so that errors are translated as
-        # in the conductor; enginefacade starts on the same database
-        # before this engine is patched into it.
-        override('connection', url, group='database')
-        engine = engines.create_engine(url)
-        zone = _ZONES[request.param]
+    zone = _ZONES[request.param]
 
+    def in_zone(engine):
         @sa.event.listens_for(engine, 'connect')
         def _zone(dbapi_connection, record):
             cursor = dbapi_connection.cursor()
             cursor.execute(zone)
             cursor.close()
 
-        migration.upgrade('head', engine=engine)
-        restore = session.main.patch_engine(engine)
-        try:
-            yield engine
-        finally:
-            restore()
-            engine.dispose()
+    with backends.temp_database(request.param) as url, \
+            backends.cyborg_engine(url, override, in_zone) as found:
+        yield found
 
 
 @pytest.fixture

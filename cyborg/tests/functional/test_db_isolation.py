@@ -97,17 +97,19 @@ def test_at_repeatable_read_the_same_write_waits(url):
 @pytest.fixture(params=['mysql', 'postgresql'])
 def conductor_db(request, override):
     """A database Cyborg's own sessions use, as a conductor's do."""
-    with backends.temp_database(request.param) as found:
-        override('connection', found, group='database')
-        engine = engines.create_engine(found)
-        session._read_committed(engine)
-        migration.upgrade('head', engine=engine)
-        restore = session.main.patch_engine(engine)
-        try:
-            yield engine
-        finally:
-            restore()
-            engine.dispose()
+    with backends.temp_database(request.param) as found, \
+            backends.cyborg_engine(found, override,
+                                   session._read_committed) as engine:
+        yield engine
+
+
+def _two_rows(engine, insert):
+    """Two rows of ``insert`` (``:u``: a new uuid); their uuids."""
+    made = str(uuid.uuid4()), str(uuid.uuid4())
+    with engine.begin() as conn:
+        for row in made:
+            conn.execute(sa.text(insert), {'u': row})
+    return made
 
 
 def _while_locked(engine, table, uuid, work):
@@ -135,13 +137,10 @@ def _while_locked(engine, table, uuid, work):
 
 def test_takeover_passes_over_a_row_a_stopped_conductor_holds(
         conductor_db):
-    held, free = str(uuid.uuid4()), str(uuid.uuid4())
-    with conductor_db.begin() as conn:
-        for arq in (held, free):
-            conn.execute(sa.text(
-                "INSERT INTO accelerator_requests (uuid, state, "
-                "device_profile_group_id, owner) VALUES (:u, :s, 0, "
-                "'ctl-a')"), {'u': arq, 's': states.ARQ_BIND_STARTED})
+    held, free = _two_rows(
+        conductor_db, "INSERT INTO accelerator_requests (uuid, state, "
+        "device_profile_group_id, owner) VALUES (:u, '%s', 0, 'ctl-a')"
+        % states.ARQ_BIND_STARTED)
     ctx = cyborg_context.get_admin_context()
     found = ownership.orphaned(ctx, 'cyborg-conductor', 60, 3600)
     assert [row[0] for row in found] == [held, free]
@@ -160,14 +159,10 @@ def test_takeover_passes_over_a_row_a_stopped_conductor_holds(
 
 def test_a_dead_conductors_claims_are_cleared_past_a_locked_device(
         conductor_db):
-    held, free = str(uuid.uuid4()), str(uuid.uuid4())
-    with conductor_db.begin() as conn:
-        for device in (held, free):
-            conn.execute(sa.text(
-                "INSERT INTO devices (uuid, type, vendor, model, hostname, "
-                "status, claimed_by, claimed_for) VALUES (:u, 'FPGA', "
-                "'0x8086', 'm', 'node1', 'ready', 'ctl-a', 'program')"),
-                {'u': device})
+    held, free = _two_rows(
+        conductor_db, "INSERT INTO devices (uuid, type, vendor, model, "
+        "hostname, status, claimed_by, claimed_for) VALUES (:u, 'FPGA', "
+        "'0x8086', 'm', 'node1', 'ready', 'ctl-a', 'program')")
     ctx = cyborg_context.get_admin_context()
 
     waited, cleared = _while_locked(
