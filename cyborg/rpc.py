@@ -36,8 +36,9 @@ ALLOWED_EXMODS = ['cyborg.exception']
 #: Seconds an RPC server drops every reply to a reply queue it once found
 #: missing (oslo.messaging's ObsoleteReplyQueuesCache.TTL, 60).
 OBSOLETE_REPLY_TTL = 2
-#: Seconds a call must have left to be sent again past a silent conductor.
-LEAST_TO_RESEND = 1.0
+#: Seconds a call must have left to be sent again past a silent conductor
+#: (a round trip on a loaded broker takes more).
+LEAST_TO_RESEND = 0.1
 
 
 def _short_obsolete_replies():

@@ -414,7 +414,7 @@ def test_a_conductor_restarted_gracefully_under_load_loses_no_call(cloud):
             answered.append(('create', resp.status_code))
             if resp.status_code == 201:
                 uuids = ','.join(a['uuid'] for a in resp.json()['arqs'])
-                resp, _took = _timed('DELETE', cloud, arqs,
+                resp, _took = _timed('DELETE', cloud, arqs, headers=NOVA,
                                      params={'arqs': uuids})
                 answered.append(('delete', resp.status_code))
 
