@@ -423,7 +423,12 @@ def test_a_conductor_restarted_gracefully_under_load_loses_no_call(cloud):
         thread.start()
     victim = cloud.conductors[-1]
     try:
-        time.sleep(2)
+        # NOTE(tests): the victim was taking the load's calls when stopped.
+        processes.wait_for(
+            lambda: 'Created 1 accelerator requests' in
+            victim.log()[victim.offset:], 30, interval=0.1,
+            what='%s to take a create' % victim.name)
+        time.sleep(1)
         assert victim.stop(signal.SIGTERM) == 0, victim.log()[-3000:]
         time.sleep(2)
         victim.start()
