@@ -4,9 +4,8 @@ Run with the Python of the Nova virtualenv (tools/tempest-venvs.sh), by
 path, not as a module of this package: only the standard library, the
 service, cheroot and ``cyborg/tests/cheroot_runner.py`` are imported. It
 prints ``<service> listening on URL`` once it serves, and exits 0 on
-SIGTERM or SIGINT. Each service finds its
-configuration through the variables its own WSGI entry point reads, as
-under uWSGI or mod_wsgi.
+SIGTERM or SIGINT. Each service finds its configuration through the
+variables its own WSGI entry point reads, as under uWSGI or mod_wsgi.
 """
 
 import argparse
@@ -59,7 +58,6 @@ def main():
     runner.hide_own_directory(__file__)
     _environ(args.service, os.path.abspath(args.config_dir))
 
-    import importlib
     application = importlib.import_module(APPS[args.service]).application
     return runner.serve(application, args.host, args.port, args.threads,
                         args.service)
